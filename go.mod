@@ -1,0 +1,3 @@
+module github.com/visid/visid
+
+go 1.26

@@ -1,0 +1,18 @@
+// Package store is visid's persistence contract: the value types (User, Group, Tenant,
+// APIKey), the sentinel errors, and one small interface per artifact (Users, Groups, Tenants,
+// APIKeys). It has no behaviour of its own; backends implement it:
+//
+//   - store/memstore, in memory with real indexes, for tests and embedding;
+//   - a host's own backend, which proves itself with store/storetest.Run.
+//
+// Handlers take the interfaces, usually bundled as a Backend:
+//
+//	mem := memstore.New()
+//	b := mem.Backend() // store.Backend{Tenants: …, Users: …, Groups: …, APIKeys: …}
+//
+// Lists take a Query whose Filter is parsed by store/filter against the resource type in
+// store/schema; a backend that cannot run a filter itself evaluates it with filter.Match, which
+// *User and *Group support through their FilterValue methods.
+//
+// Errors are the sentinels below, wrapped with context: test them with errors.Is.
+package store

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/visid/visid/store/filter"
+)
+
+// Query selects and pages resources for List.
+type Query struct {
+	// Filter keeps the resources it matches; nil keeps all. It must have been parsed for the
+	// resource type being listed (schema.User or schema.Group).
+	Filter filter.Expr
+	// StartIndex is the 1-based position of the first result in the filtered list; values
+	// below 1 mean 1.
+	StartIndex int
+	// Count is the most results to return. 0 returns none, only the total; negative returns
+	// all from StartIndex on.
+	Count int
+}
+
+// Page is one page of a List.
+type Page[T any] struct {
+	// Resources holds the page, in creation order.
+	Resources []T
+	// TotalResults is the number of resources the filter matched, over all pages.
+	TotalResults int
+}
+
+// Users stores the users of each tenant.
+//
+// Every method is safe for concurrent use. Every user belongs to one tenant; a user id of
+// another tenant is not found. userName is unique within a tenant, compared case-insensitively
+// (schema.Fold); the same userName may exist in two tenants. Listing order is creation order.
+type Users interface {
+	// Create stores u in tenant and returns it as stored. An empty u.ID gets a new id
+	// (NewID("user")). ErrNotFound if the tenant does not exist; ErrInvalid if u.UserName is
+	// empty; ErrConflict if the userName (case-insensitively) or the id is taken in the tenant.
+	// Of concurrent creates of one userName exactly one succeeds. u.Groups is ignored.
+	Create(ctx context.Context, tenant string, u User) (*User, error)
+
+	// Get returns the user with Groups derived from current memberships. ErrNotFound if the
+	// tenant or the user does not exist.
+	Get(ctx context.Context, tenant, id string) (*User, error)
+
+	// Update atomically reads the user, calls fn with a copy, and stores what fn leaves: no
+	// other write to the user can come between the read and the write. If fn returns an error,
+	// nothing is stored and Update returns that error as it is. ErrNotFound if the user does
+	// not exist; ErrConflict if fn renamed the user to a userName taken in the tenant;
+	// ErrInvalid if fn changed the id or emptied the userName. Changes fn makes to Groups are
+	// ignored. fn must not call the store. It returns the user as stored.
+	Update(ctx context.Context, tenant, id string, fn func(*User) error) (*User, error)
+
+	// Delete removes the user and its membership of every group. ErrNotFound if the user does
+	// not exist (so a repeated Delete reports ErrNotFound).
+	Delete(ctx context.Context, tenant, id string) error
+
+	// List returns the page of q over the tenant's users, in creation order: stable, so paging
+	// through an unchanged tenant neither skips nor repeats a user. ErrNotFound if the tenant
+	// does not exist.
+	List(ctx context.Context, tenant string, q Query) (Page[User], error)
+}
+
+// Groups stores the groups of each tenant.
+//
+// Every method is safe for concurrent use. Members are users of the group's tenant; a group
+// lists a user at most once. displayName is not unique. Listing order is creation order.
+type Groups interface {
+	// Create stores g in tenant and returns it as stored. An empty g.ID gets a new id
+	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
+	// not exist; ErrInvalid if g.DisplayName is empty; ErrConflict if the id is taken;
+	// ErrMemberNotFound if a member is not a user of the tenant (nothing is stored).
+	Create(ctx context.Context, tenant string, g Group) (*Group, error)
+
+	// Get returns the group with each member's Display and Type filled. ErrNotFound if the
+	// tenant or the group does not exist.
+	Get(ctx context.Context, tenant, id string) (*Group, error)
+
+	// Update atomically reads the group, calls fn with a copy and stores what fn leaves; no
+	// other write to the group comes between. Concurrent Updates that each add a member all
+	// take effect. If fn returns an error nothing is stored and Update returns it as it is.
+	// ErrNotFound if the group does not exist; ErrMemberNotFound if fn added a member that is
+	// not a user of the tenant; ErrInvalid if fn changed the id or emptied the displayName.
+	// fn must not call the store. It returns the group as stored.
+	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
+
+	// Delete removes the group. ErrNotFound if it does not exist.
+	Delete(ctx context.Context, tenant, id string) error
+
+	// List returns the page of q over the tenant's groups, in creation order. ErrNotFound if
+	// the tenant does not exist.
+	List(ctx context.Context, tenant string, q Query) (Page[Group], error)
+}
+
+// Tenants stores tenants.
+//
+// Every method is safe for concurrent use.
+type Tenants interface {
+	// Create stores t. ErrInvalid if t.ID is not a valid tenant id (see Tenant.ID);
+	// ErrConflict if a tenant with that id exists. Of concurrent creates of one id exactly one
+	// succeeds.
+	Create(ctx context.Context, t Tenant) error
+
+	// Get returns the tenant. ErrNotFound if it does not exist.
+	Get(ctx context.Context, id string) (*Tenant, error)
+
+	// List returns every tenant, ordered by id.
+	List(ctx context.Context) ([]Tenant, error)
+
+	// Delete removes the tenant with all its users and groups. ErrNotFound if it does not
+	// exist.
+	Delete(ctx context.Context, id string) error
+}
+
+// APIKeys stores SCIM API keys.
+//
+// Every method is safe for concurrent use. Secrets are never stored, only their SHA-256.
+type APIKeys interface {
+	// Create stores k. An empty k.ID gets a new id (NewID("key")). ErrConflict if the id or
+	// the secret hash is already stored.
+	Create(ctx context.Context, k APIKey) (*APIKey, error)
+
+	// ByHash returns the key whose secret hashes to h, revoked or not (the caller decides).
+	// ErrNotFound if there is none.
+	ByHash(ctx context.Context, h [32]byte) (*APIKey, error)
+
+	// Get returns the key. ErrNotFound if it does not exist.
+	Get(ctx context.Context, id string) (*APIKey, error)
+
+	// List returns every key, in creation order.
+	List(ctx context.Context) ([]APIKey, error)
+
+	// Touch records that the key was used at t. LastUsed never moves back: an earlier t than
+	// the stored one is ignored. ErrNotFound if the key does not exist.
+	Touch(ctx context.Context, id string, t time.Time) error
+
+	// Revoke marks the key revoked at t; revoking a revoked key keeps the first time.
+	// ErrNotFound if the key does not exist.
+	Revoke(ctx context.Context, id string, t time.Time) error
+}
+
+// Backend bundles one backend's implementation of every store contract, as the conformance
+// suite (store/storetest) and the handlers' Configs take them.
+type Backend struct {
+	Tenants Tenants
+	Users   Users
+	Groups  Groups
+	APIKeys APIKeys
+}

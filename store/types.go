@@ -1,0 +1,134 @@
+package store
+
+import "time"
+
+// User is a SCIM User (RFC 7643 §4.1) with the enterprise extension (§4.3). A field's zero
+// value means the attribute is absent.
+type User struct {
+	ID         string
+	ExternalID string
+	UserName   string
+	// Active is whether the user may sign in. Setting it false keeps the user (soft delete).
+	Active            bool
+	DisplayName       string
+	NickName          string
+	ProfileURL        string // kept as an opaque string: never parsed, never followed
+	Title             string
+	UserType          string
+	PreferredLanguage string
+	Locale            string
+	Timezone          string
+	Name              Name
+	Emails            []MultiValue
+	PhoneNumbers      []MultiValue
+	Roles             []MultiValue
+	Addresses         []Address
+	// Groups is derived by the store from group membership whenever a user is read; what a
+	// caller puts here is ignored.
+	Groups     []GroupRef
+	Enterprise EnterpriseUser
+	Meta       Meta
+}
+
+// Name is the components of a user's real name.
+type Name struct {
+	Formatted       string
+	FamilyName      string
+	GivenName       string
+	MiddleName      string
+	HonorificPrefix string
+	HonorificSuffix string
+}
+
+// MultiValue is one value of emails, phoneNumbers or roles.
+type MultiValue struct {
+	Value   string
+	Display string
+	Type    string
+	Primary bool
+}
+
+// Address is one value of addresses.
+type Address struct {
+	Formatted     string
+	StreetAddress string
+	Locality      string
+	Region        string
+	PostalCode    string
+	Country       string
+	Type          string
+	Primary       bool
+}
+
+// GroupRef is one value of a user's groups: a group the user is a direct member of.
+type GroupRef struct {
+	Value   string // the group's id
+	Display string // the group's displayName
+	Type    string // "direct"
+}
+
+// EnterpriseUser is the enterprise extension
+// (urn:ietf:params:scim:schemas:extension:enterprise:2.0:User).
+type EnterpriseUser struct {
+	EmployeeNumber string
+	CostCenter     string
+	Organization   string
+	Division       string
+	Department     string
+	Manager        Manager
+}
+
+// Manager is the enterprise extension's manager.
+type Manager struct {
+	Value       string // the manager's user id
+	Ref         string // $ref
+	DisplayName string
+}
+
+// Meta is a resource's metadata. The store keeps the times its caller sets; resourceType and
+// location are derived when a response is written.
+type Meta struct {
+	Created      time.Time
+	LastModified time.Time
+}
+
+// Group is a SCIM Group (RFC 7643 §4.2).
+type Group struct {
+	ID          string
+	ExternalID  string
+	DisplayName string
+	// Members lists the users in the group, each once. On write only Value counts; on read the
+	// store fills Display with the member's current userName and Type with "User".
+	Members []Member
+	Meta    Meta
+}
+
+// Member is one member of a group.
+type Member struct {
+	Value   string // the member user's id
+	Display string // the member's userName (derived)
+	Type    string // "User" (derived)
+}
+
+// Tenant is one customer of the service: every user, group and client belongs to one.
+type Tenant struct {
+	// ID is the tenant's name in URLs (/scim/v2/{tenant}): 1 to 63 characters from a-z, 0-9,
+	// '-' and '_', starting with a letter or digit.
+	ID          string
+	DisplayName string
+	Created     time.Time
+}
+
+// APIKey is a bearer key for the SCIM API. Only the SHA-256 of its secret is stored.
+type APIKey struct {
+	ID      string   // "key_…"; not secret, names the key in logs and for revocation
+	Name    string   // a label for people
+	Tenants []string // the tenants the key may act on
+	Scopes  []string // what the key may do, such as "scim"
+	// SecretHash is the SHA-256 of the secret ("scimkey_…") the client presents.
+	SecretHash [32]byte
+	Created    time.Time
+	LastUsed   time.Time // zero until first used
+	Revoked    bool
+	RevokedAt  time.Time
+}
