@@ -90,6 +90,12 @@ func match(e Expr, r Resource, elem int) bool {
 	return false
 }
 
+// Key returns the literal string as the attribute compares it: schema.Fold of it when the
+// attribute's caseExact is false, the string itself when it is true. Backends use it to look
+// the literal up in an index or to bind it to a query on a folded column. It is empty for
+// non-string comparisons.
+func (c *Compare) Key() string { return c.want }
+
 // any reports whether a value of the compared attribute is present (presence) or satisfies the
 // comparison.
 func (c *Compare) any(r Resource, elem int, presence bool) bool {
@@ -139,13 +145,20 @@ func (c *Compare) holds(v Value, presence bool) bool {
 	}
 	switch v.Kind {
 	case KindTime:
-		return !c.at.IsZero() && order(c.Op, v.Time.Compare(c.at))
+		t := c.Attr
+		if c.Sub != nil {
+			t = c.Sub
+		}
+		return t.Type == schema.DateTime && order(c.Op, v.Time.Compare(c.at))
 	case KindString:
 		if c.exact {
 			return compareStrings(c.Op, v.Str, c.want)
 		}
 		if !needsFold(v.Str) {
 			return compareStrings(c.Op, v.Str, c.want)
+		}
+		if ascii(v.Str) {
+			return compareASCIIFold(c.Op, v.Str, c.want)
 		}
 		var buf [64]byte
 		f := schema.AppendFold(buf[:0], v.Str)
@@ -187,6 +200,63 @@ func order(op Op, cmp int) bool {
 		return cmp <= 0
 	}
 	return false
+}
+
+// compareASCIIFold is compareStrings on schema.Fold(v) for an ASCII v, without building it.
+func compareASCIIFold(op Op, v, want string) bool {
+	switch op {
+	case Eq:
+		return len(v) == len(want) && hasPrefixFold(v, want)
+	case Ne:
+		return len(v) != len(want) || !hasPrefixFold(v, want)
+	case Co:
+		for i := 0; i+len(want) <= len(v); i++ {
+			if hasPrefixFold(v[i:], want) {
+				return true
+			}
+		}
+		return false
+	case Sw:
+		return hasPrefixFold(v, want)
+	case Ew:
+		return len(v) >= len(want) && hasPrefixFold(v[len(v)-len(want):], want)
+	}
+	n := min(len(v), len(want))
+	for i := 0; i < n; i++ {
+		if c, w := lower(v[i]), want[i]; c != w {
+			return order(op, int(c)-int(w))
+		}
+	}
+	return order(op, len(v)-len(want))
+}
+
+// hasPrefixFold reports whether the ASCII string v, lower-cased, starts with want.
+func hasPrefixFold(v, want string) bool {
+	if len(v) < len(want) {
+		return false
+	}
+	for i := 0; i < len(want); i++ {
+		if lower(v[i]) != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // needsFold reports whether schema.Fold could change s.

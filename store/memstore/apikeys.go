@@ -1,0 +1,120 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+type apiKeys struct {
+	byID   map[string]*store.APIKey
+	byHash map[[32]byte]*store.APIKey
+	order  []*store.APIKey // creation order
+}
+
+// APIKeys implements store.APIKeys.
+type APIKeys struct{ s *Store }
+
+var _ store.APIKeys = (*APIKeys)(nil)
+
+// Create implements store.APIKeys.
+func (ks *APIKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if k.ID == "" {
+		k.ID = store.NewID("key")
+	}
+	s := ks.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.keys.byID[k.ID]; dup {
+		return nil, fmt.Errorf("api key %q: %w", k.ID, store.ErrConflict)
+	}
+	if _, dup := s.keys.byHash[k.SecretHash]; dup {
+		return nil, fmt.Errorf("api key %q: secret already in use: %w", k.ID, store.ErrConflict)
+	}
+	stored := copyKey(&k)
+	s.keys.byID[k.ID] = stored
+	s.keys.byHash[k.SecretHash] = stored
+	s.keys.order = append(s.keys.order, stored)
+	return copyKey(stored), nil
+}
+
+// ByHash implements store.APIKeys.
+func (ks *APIKeys) ByHash(ctx context.Context, h [32]byte) (*store.APIKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ks.s.mu.RLock()
+	defer ks.s.mu.RUnlock()
+	k, ok := ks.s.keys.byHash[h]
+	if !ok {
+		return nil, fmt.Errorf("api key: %w", store.ErrNotFound)
+	}
+	return copyKey(k), nil
+}
+
+// Get implements store.APIKeys.
+func (ks *APIKeys) Get(ctx context.Context, id string) (*store.APIKey, error) {
+	var out *store.APIKey
+	err := ks.change(ctx, id, func(k *store.APIKey) { out = copyKey(k) })
+	return out, err
+}
+
+// List implements store.APIKeys.
+func (ks *APIKeys) List(ctx context.Context) ([]store.APIKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ks.s.mu.RLock()
+	defer ks.s.mu.RUnlock()
+	out := make([]store.APIKey, len(ks.s.keys.order))
+	for i, k := range ks.s.keys.order {
+		out[i] = *copyKey(k)
+	}
+	return out, nil
+}
+
+// Touch implements store.APIKeys.
+func (ks *APIKeys) Touch(ctx context.Context, id string, t time.Time) error {
+	return ks.change(ctx, id, func(k *store.APIKey) {
+		if t.After(k.LastUsed) {
+			k.LastUsed = t
+		}
+	})
+}
+
+// Revoke implements store.APIKeys.
+func (ks *APIKeys) Revoke(ctx context.Context, id string, t time.Time) error {
+	return ks.change(ctx, id, func(k *store.APIKey) {
+		if !k.Revoked {
+			k.Revoked, k.RevokedAt = true, t
+		}
+	})
+}
+
+// change runs fn on the stored key under the store's write lock.
+func (ks *APIKeys) change(ctx context.Context, id string, fn func(*store.APIKey)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ks.s.mu.Lock()
+	defer ks.s.mu.Unlock()
+	k, ok := ks.s.keys.byID[id]
+	if !ok {
+		return fmt.Errorf("api key %q: %w", id, store.ErrNotFound)
+	}
+	fn(k)
+	return nil
+}
+
+func copyKey(k *store.APIKey) *store.APIKey {
+	c := *k
+	c.Tenants = slices.Clone(k.Tenants)
+	c.Scopes = slices.Clone(k.Scopes)
+	return &c
+}

@@ -1,0 +1,16 @@
+// Package memstore is visid's in-memory backend: every store contract, built like a small
+// database rather than a slice scan. It is the backend for tests and for embedding.
+//
+//	mem := memstore.New()
+//	backend := mem.Backend() // pass its fields to scimsvc.Config and oidc2fa.Config
+//
+// Each tenant has its own lock and its own indexes: users by id, by case-folded userName and
+// by externalId; groups by id, by case-folded displayName, by externalId; and the reverse index
+// from a user to its groups, which also answers members.value. An equality filter on one of
+// those attributes (alone, or inside "and", or "or" of such) is answered from an index and the
+// rest of the filter is matched on the few candidates; any other filter scans the tenant with
+// filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
+// page deep into a large tenant costs about what the first page costs.
+//
+// Every value going in or out is copied, so callers never share memory with the store.
+package memstore

@@ -1,0 +1,252 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// groupRec is a stored group. g.Members is always nil: members holds the member users, in the
+// order they were added.
+type groupRec struct {
+	g       store.Group
+	members []*userRec
+	pos     int
+}
+
+func (r *groupRec) setPos(p int) { r.pos = p }
+
+// Groups implements store.Groups.
+type Groups struct{ s *Store }
+
+var _ store.Groups = (*Groups)(nil)
+
+// Create implements store.Groups.
+func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*store.Group, error) {
+	if g.DisplayName == "" {
+		return nil, fmt.Errorf("group without displayName: %w", store.ErrInvalid)
+	}
+	if g.ID == "" {
+		g.ID = store.NewID("group")
+	}
+	var out *store.Group
+	err := gs.s.write(ctx, tenant, func(t *tenantData) error {
+		if _, dup := t.groupByID[g.ID]; dup {
+			return fmt.Errorf("group id %q: %w", g.ID, store.ErrConflict)
+		}
+		members, err := t.resolveMembers(g.Members)
+		if err != nil {
+			return err
+		}
+		rec := &groupRec{g: g}
+		rec.g.Members = nil
+		t.groups.push(rec)
+		t.groupByID[g.ID] = rec
+		addTo(t.groupByName, schema.Fold(g.DisplayName), rec)
+		addTo(t.groupByExtID, g.ExternalID, rec)
+		t.setMembers(rec, members)
+		out = new(store.Group)
+		rec.fill(out)
+		return nil
+	})
+	return out, err
+}
+
+// Get implements store.Groups.
+func (gs *Groups) Get(ctx context.Context, tenant, id string) (*store.Group, error) {
+	var out *store.Group
+	err := gs.s.read(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.group(id)
+		if err == nil {
+			out = new(store.Group)
+			rec.fill(out)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Update implements store.Groups.
+func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.Group) error) (*store.Group, error) {
+	var out *store.Group
+	err := gs.s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.group(id)
+		if err != nil {
+			return err
+		}
+		work := new(store.Group)
+		rec.fill(work)
+		if err := fn(work); err != nil {
+			return err
+		}
+		switch {
+		case work.ID != rec.g.ID:
+			return fmt.Errorf("group %q: the id cannot change: %w", id, store.ErrInvalid)
+		case work.DisplayName == "":
+			return fmt.Errorf("group %q: displayName cannot be empty: %w", id, store.ErrInvalid)
+		}
+		members, err := t.resolveMembers(work.Members)
+		if err != nil {
+			return err
+		}
+		if oldName, newName := schema.Fold(rec.g.DisplayName), schema.Fold(work.DisplayName); oldName != newName {
+			removeFrom(t.groupByName, oldName, rec)
+			addTo(t.groupByName, newName, rec)
+		}
+		if work.ExternalID != rec.g.ExternalID {
+			removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+			addTo(t.groupByExtID, work.ExternalID, rec)
+		}
+		rec.g = *work
+		rec.g.Members = nil
+		t.setMembers(rec, members)
+		out = new(store.Group)
+		rec.fill(out)
+		return nil
+	})
+	return out, err
+}
+
+// Delete implements store.Groups.
+func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
+	return gs.s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.group(id)
+		if err != nil {
+			return err
+		}
+		t.setMembers(rec, nil)
+		delete(t.groupByID, id)
+		removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
+		removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+		t.groups.remove(rec.pos)
+		return nil
+	})
+}
+
+// List implements store.Groups.
+func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.Group], error) {
+	var page store.Page[store.Group]
+	err := gs.s.read(ctx, tenant, func(t *tenantData) error {
+		var view groupView
+		match := func(r *groupRec) bool {
+			view.r = r
+			return filter.Match(q.Filter, &view)
+		}
+		var err error
+		page, err = list(ctx, &t.groups, q, t.groupIndex, match, (*groupRec).fill)
+		return err
+	})
+	return page, err
+}
+
+func (t *tenantData) group(id string) (*groupRec, error) {
+	rec, ok := t.groupByID[id]
+	if !ok {
+		return nil, fmt.Errorf("group %q: %w", id, store.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// resolveMembers finds the member users, each once, or fails with ErrMemberNotFound.
+func (t *tenantData) resolveMembers(ms []store.Member) ([]*userRec, error) {
+	out := make([]*userRec, 0, len(ms))
+	seen := make(map[*userRec]bool, len(ms))
+	for _, m := range ms {
+		rec, ok := t.userByID[m.Value]
+		if !ok {
+			return nil, fmt.Errorf("member %q: %w", m.Value, store.ErrMemberNotFound)
+		}
+		if !seen[rec] {
+			seen[rec] = true
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// setMembers replaces g's members and keeps every user's groups (the reverse index) in step.
+func (t *tenantData) setMembers(g *groupRec, members []*userRec) {
+	keep := make(map[*userRec]bool, len(members))
+	for _, u := range members {
+		keep[u] = true
+	}
+	for _, u := range g.members {
+		if !keep[u] {
+			if i := slices.Index(u.groups, g); i >= 0 {
+				u.groups = slices.Delete(u.groups, i, i+1)
+			}
+		}
+		delete(keep, u) // what is left in keep is new
+	}
+	for _, u := range members {
+		if keep[u] {
+			i, _ := slices.BinarySearchFunc(u.groups, g.pos, func(x *groupRec, pos int) int { return x.pos - pos })
+			u.groups = slices.Insert(u.groups, i, g)
+		}
+	}
+	g.members = members
+}
+
+// groupIndex answers an equality on id, displayName, externalId or members.value from an
+// index.
+func (t *tenantData) groupIndex(c *filter.Compare) ([]*groupRec, bool) {
+	if c.Attr.Schema != schema.GroupURN {
+		return nil, false
+	}
+	switch c.Attr.Name {
+	case "id":
+		return one(t.groupByID[c.Value.Str]), true
+	case "displayName":
+		return t.groupByName[c.Key()], true
+	case "externalId":
+		return t.groupByExtID[c.Value.Str], true
+	case "members":
+		if c.Sub == nil || c.Sub.Name != "value" {
+			return nil, false
+		}
+		if u, ok := t.userByID[c.Value.Str]; ok {
+			return u.groups, true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// fill copies the group into dst as callers see it, members' display and type filled.
+func (r *groupRec) fill(dst *store.Group) {
+	*dst = r.g
+	if len(r.members) > 0 {
+		dst.Members = make([]store.Member, len(r.members))
+		for i, u := range r.members {
+			dst.Members[i] = store.Member{Value: u.u.ID, Display: u.u.UserName, Type: "User"}
+		}
+	}
+}
+
+// groupView shows a stored group to filter.Match, its members included.
+type groupView struct{ r *groupRec }
+
+func (v *groupView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if a.Name != "members" || a.Schema != schema.GroupURN {
+		return v.r.g.FilterValue(a, sub, i)
+	}
+	if i >= len(v.r.members) {
+		return filter.Value{}, false
+	}
+	u := &v.r.members[i].u
+	switch {
+	case sub == nil:
+		return filter.ComplexValue(true), true
+	case sub.Name == "value":
+		return filter.StringValue(u.ID), true
+	case sub.Name == "display":
+		return filter.StringValue(u.UserName), true
+	case sub.Name == "type":
+		return filter.StringValue("User"), true
+	}
+	return filter.Value{}, true
+}

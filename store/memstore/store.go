@@ -1,0 +1,198 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/schema"
+)
+
+// Store is the in-memory backend. Its zero value is not usable; call New. Data lives as long
+// as the Store.
+type Store struct {
+	mu      sync.RWMutex // guards tenants and the API keys
+	tenants map[string]*tenantData
+	keys    apiKeys
+}
+
+// tenantData holds one tenant's users and groups behind its own lock, so tenants do not contend.
+type tenantData struct {
+	mu      sync.RWMutex
+	info    store.Tenant
+	deleted bool // set when the tenant is deleted; operations that raced with it see ErrNotFound
+
+	users        seq[*userRec]
+	userByID     map[string]*userRec
+	userByName   map[string]*userRec   // schema.Fold(userName)
+	userByExtID  map[string][]*userRec // externalId (caseExact)
+	groups       seq[*groupRec]
+	groupByID    map[string]*groupRec
+	groupByName  map[string][]*groupRec // schema.Fold(displayName)
+	groupByExtID map[string][]*groupRec
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{tenants: make(map[string]*tenantData), keys: apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}}}
+}
+
+// Backend returns the store's implementation of every store contract.
+func (s *Store) Backend() store.Backend {
+	return store.Backend{Tenants: s.Tenants(), Users: s.Users(), Groups: s.Groups(), APIKeys: s.APIKeys()}
+}
+
+// Tenants returns the store's store.Tenants.
+func (s *Store) Tenants() *Tenants { return &Tenants{s} }
+
+// Users returns the store's store.Users.
+func (s *Store) Users() *Users { return &Users{s} }
+
+// Groups returns the store's store.Groups.
+func (s *Store) Groups() *Groups { return &Groups{s} }
+
+// APIKeys returns the store's store.APIKeys.
+func (s *Store) APIKeys() *APIKeys { return &APIKeys{s} }
+
+// Tenants implements store.Tenants.
+type Tenants struct{ s *Store }
+
+var _ store.Tenants = (*Tenants)(nil)
+
+// Create implements store.Tenants.
+func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !store.ValidTenantID(t.ID) {
+		return fmt.Errorf("tenant id %q: %w", t.ID, store.ErrInvalid)
+	}
+	s := ts.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tenants[t.ID]; ok {
+		return fmt.Errorf("tenant %q: %w", t.ID, store.ErrConflict)
+	}
+	s.tenants[t.ID] = &tenantData{
+		info:         t,
+		userByID:     map[string]*userRec{},
+		userByName:   map[string]*userRec{},
+		userByExtID:  map[string][]*userRec{},
+		groupByID:    map[string]*groupRec{},
+		groupByName:  map[string][]*groupRec{},
+		groupByExtID: map[string][]*groupRec{},
+	}
+	return nil
+}
+
+// Get implements store.Tenants.
+func (ts *Tenants) Get(ctx context.Context, id string) (*store.Tenant, error) {
+	t, err := ts.s.tenant(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info
+	return &info, nil
+}
+
+// List implements store.Tenants.
+func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := ts.s
+	s.mu.RLock()
+	out := make([]store.Tenant, 0, len(s.tenants))
+	for _, t := range s.tenants {
+		out = append(out, t.info)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b store.Tenant) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Delete implements store.Tenants.
+func (ts *Tenants) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := ts.s
+	s.mu.Lock()
+	t, ok := s.tenants[id]
+	delete(s.tenants, id)
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	t.mu.Lock()
+	t.deleted = true
+	t.mu.Unlock()
+	return nil
+}
+
+// tenant returns the tenant, or ErrNotFound.
+func (s *Store) tenant(ctx context.Context, id string) (*tenantData, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	t, ok := s.tenants[id]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	return t, nil
+}
+
+// read runs fn under the tenant's read lock.
+func (s *Store) read(ctx context.Context, id string, fn func(*tenantData) error) error {
+	t, err := s.tenant(ctx, id)
+	if err != nil {
+		return err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.deleted {
+		return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	return fn(t)
+}
+
+// write runs fn under the tenant's write lock.
+func (s *Store) write(ctx context.Context, id string, fn func(*tenantData) error) error {
+	t, err := s.tenant(ctx, id)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.deleted {
+		return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	return fn(t)
+}
+
+// addTo and removeFrom maintain the indexes that map one key to several records.
+func addTo[T comparable](m map[string][]T, key string, x T) {
+	if key != "" {
+		m[key] = append(m[key], x)
+	}
+}
+
+func removeFrom[T comparable](m map[string][]T, key string, x T) {
+	list := m[key]
+	if i := slices.Index(list, x); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+		if len(list) == 0 {
+			delete(m, key)
+		} else {
+			m[key] = list
+		}
+	}
+}
+
+// userNameKey is the index key of a userName.
+func userNameKey(name string) string { return schema.Fold(name) }

@@ -1,0 +1,222 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// userRec is a stored user. u.Groups is always nil: groups holds the user's groups, ordered
+// by their creation, and the reverse of the groups' member lists.
+type userRec struct {
+	u      store.User
+	groups []*groupRec
+	pos    int
+}
+
+func (r *userRec) setPos(p int) { r.pos = p }
+
+// Users implements store.Users.
+type Users struct{ s *Store }
+
+var _ store.Users = (*Users)(nil)
+
+// Create implements store.Users.
+func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*store.User, error) {
+	if u.UserName == "" {
+		return nil, fmt.Errorf("user without userName: %w", store.ErrInvalid)
+	}
+	if u.ID == "" {
+		u.ID = store.NewID("user")
+	}
+	var out *store.User
+	err := us.s.write(ctx, tenant, func(t *tenantData) error {
+		if _, dup := t.userByID[u.ID]; dup {
+			return fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict)
+		}
+		key := userNameKey(u.UserName)
+		if _, dup := t.userByName[key]; dup {
+			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
+		}
+		rec := &userRec{u: copyUser(&u)}
+		rec.u.Groups = nil
+		pack(&rec.u)
+		t.users.push(rec)
+		t.userByID[rec.u.ID] = rec
+		t.userByName[userNameKey(rec.u.UserName)] = rec
+		addTo(t.userByExtID, rec.u.ExternalID, rec)
+		out = new(store.User)
+		rec.fill(out)
+		return nil
+	})
+	return out, err
+}
+
+// Get implements store.Users.
+func (us *Users) Get(ctx context.Context, tenant, id string) (*store.User, error) {
+	var out *store.User
+	err := us.s.read(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.user(id)
+		if err == nil {
+			out = new(store.User)
+			rec.fill(out)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Update implements store.Users.
+func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
+	var out *store.User
+	err := us.s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.user(id)
+		if err != nil {
+			return err
+		}
+		work := new(store.User)
+		rec.fill(work)
+		if err := fn(work); err != nil {
+			return err
+		}
+		switch {
+		case work.ID != rec.u.ID:
+			return fmt.Errorf("user %q: the id cannot change: %w", id, store.ErrInvalid)
+		case work.UserName == "":
+			return fmt.Errorf("user %q: userName cannot be empty: %w", id, store.ErrInvalid)
+		}
+		oldKey := userNameKey(rec.u.UserName)
+		if other, taken := t.userByName[userNameKey(work.UserName)]; taken && other != rec {
+			return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
+		}
+		delete(t.userByName, oldKey)
+		removeFrom(t.userByExtID, rec.u.ExternalID, rec)
+		rec.u = copyUser(work)
+		rec.u.Groups = nil
+		pack(&rec.u)
+		t.userByID[rec.u.ID] = rec
+		t.userByName[userNameKey(rec.u.UserName)] = rec
+		addTo(t.userByExtID, rec.u.ExternalID, rec)
+		out = new(store.User)
+		rec.fill(out)
+		return nil
+	})
+	return out, err
+}
+
+// Delete implements store.Users.
+func (us *Users) Delete(ctx context.Context, tenant, id string) error {
+	return us.s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.user(id)
+		if err != nil {
+			return err
+		}
+		for _, g := range rec.groups {
+			if i := slices.Index(g.members, rec); i >= 0 {
+				g.members = slices.Delete(g.members, i, i+1)
+			}
+		}
+		delete(t.userByID, id)
+		delete(t.userByName, userNameKey(rec.u.UserName))
+		removeFrom(t.userByExtID, rec.u.ExternalID, rec)
+		t.users.remove(rec.pos)
+		return nil
+	})
+}
+
+// List implements store.Users.
+func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.User], error) {
+	var page store.Page[store.User]
+	err := us.s.read(ctx, tenant, func(t *tenantData) error {
+		var view userView
+		match := func(r *userRec) bool {
+			view.r = r
+			return filter.Match(q.Filter, &view)
+		}
+		var err error
+		page, err = list(ctx, &t.users, q, t.userIndex, match, (*userRec).fill)
+		return err
+	})
+	return page, err
+}
+
+func (t *tenantData) user(id string) (*userRec, error) {
+	rec, ok := t.userByID[id]
+	if !ok {
+		return nil, fmt.Errorf("user %q: %w", id, store.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// userIndex answers an equality on id, userName or externalId from an index.
+func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
+	if c.Attr.Schema != schema.UserURN {
+		return nil, false
+	}
+	switch c.Attr.Name {
+	case "id":
+		return one(t.userByID[c.Value.Str]), true
+	case "userName":
+		return one(t.userByName[c.Key()]), true
+	case "externalId":
+		return t.userByExtID[c.Value.Str], true
+	}
+	return nil, false
+}
+
+// fill copies the user into dst as callers see it, with its groups.
+func (r *userRec) fill(dst *store.User) {
+	*dst = copyUser(&r.u)
+	if len(r.groups) > 0 {
+		dst.Groups = make([]store.GroupRef, len(r.groups))
+		for i, g := range r.groups {
+			dst.Groups[i] = store.GroupRef{Value: g.g.ID, Display: g.g.DisplayName, Type: "direct"}
+		}
+	}
+}
+
+func copyUser(u *store.User) store.User {
+	c := *u
+	c.Emails = slices.Clone(u.Emails)
+	c.PhoneNumbers = slices.Clone(u.PhoneNumbers)
+	c.Roles = slices.Clone(u.Roles)
+	c.Addresses = slices.Clone(u.Addresses)
+	c.Groups = slices.Clone(u.Groups)
+	return c
+}
+
+// userView shows a stored user to filter.Match, its groups included.
+type userView struct{ r *userRec }
+
+func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if a.Name != "groups" || a.Schema != schema.UserURN {
+		return v.r.u.FilterValue(a, sub, i)
+	}
+	if i >= len(v.r.groups) {
+		return filter.Value{}, false
+	}
+	g := &v.r.groups[i].g
+	switch {
+	case sub == nil:
+		return filter.ComplexValue(true), true
+	case sub.Name == "value":
+		return filter.StringValue(g.ID), true
+	case sub.Name == "display":
+		return filter.StringValue(g.DisplayName), true
+	case sub.Name == "type":
+		return filter.StringValue("direct"), true
+	}
+	return filter.Value{}, true
+}
+
+func one[T comparable](x T) []T {
+	var zero T
+	if x == zero {
+		return nil
+	}
+	return []T{x}
+}
