@@ -1,0 +1,25 @@
+// Package storetest is the conformance suite of the store contracts (store.Tenants,
+// store.Users, store.Groups, store.APIKeys). Every backend runs it from its own tests; it is the
+// only place the contracts are tested:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Backend {
+//			return memstore.New().Backend()
+//		})
+//	}
+//
+// Run calls newBackend once for each subtest and expects an empty backend that shares no state
+// with any other it returned: subtests run in parallel (t.Parallel). newBackend may register
+// cleanup with t.Cleanup. A backend that needs a server (PostgreSQL) skips in its own test, before
+// calling Run, when it has no address to connect to.
+//
+// The subtests are named after the contract sentence they check, grouped by interface:
+// Tenants/…, Users/…, Groups/…, APIKeys/…, Paging/… (Query and listing order), Filters/… (a
+// table of SCIM filters over a fixed data set, with the exact expected results) and
+// Concurrency/…. Run a single one with, for example,
+//
+//	go test -run 'TestConformance/Users/UpdateFnErrorStoresNothing' ./store/memstore
+//
+// The filter table shares one backend, filled once, among its read-only cases; every other
+// subtest gets a fresh backend.
+package storetest
