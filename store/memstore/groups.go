@@ -58,57 +58,34 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 
 // Get implements store.Groups.
 func (gs *Groups) Get(ctx context.Context, tenant, id string) (*store.Group, error) {
-	var out *store.Group
-	err := gs.s.read(ctx, tenant, func(t *tenantData) error {
-		rec, err := t.group(id)
-		if err == nil {
-			out = new(store.Group)
-			rec.fill(out)
-		}
-		return err
-	})
-	return out, err
+	return get(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill)
 }
 
 // Update implements store.Groups.
 func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.Group) error) (*store.Group, error) {
-	var out *store.Group
-	err := gs.s.write(ctx, tenant, func(t *tenantData) error {
-		rec, err := t.group(id)
-		if err != nil {
-			return err
-		}
-		work := new(store.Group)
-		rec.fill(work)
-		if err := fn(work); err != nil {
-			return err
-		}
-		switch {
-		case work.ID != rec.g.ID:
-			return fmt.Errorf("group %q: the id cannot change: %w", id, store.ErrInvalid)
-		case work.DisplayName == "":
-			return fmt.Errorf("group %q: displayName cannot be empty: %w", id, store.ErrInvalid)
-		}
-		members, err := t.resolveMembers(work.Members)
-		if err != nil {
-			return err
-		}
-		if oldName, newName := schema.Fold(rec.g.DisplayName), schema.Fold(work.DisplayName); oldName != newName {
-			removeFrom(t.groupByName, oldName, rec)
-			addTo(t.groupByName, newName, rec)
-		}
-		if work.ExternalID != rec.g.ExternalID {
-			removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
-			addTo(t.groupByExtID, work.ExternalID, rec)
-		}
-		rec.g = *work
-		rec.g.Members = nil
-		t.setMembers(rec, members)
-		out = new(store.Group)
-		rec.fill(out)
-		return nil
-	})
-	return out, err
+	return update(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill, fn, (*tenantData).applyGroup)
+}
+
+// applyGroup stores what an Update function left, keeping the indexes in step.
+func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
+	switch {
+	case work.ID != rec.g.ID:
+		return fmt.Errorf("group %q: the id cannot change: %w", rec.g.ID, store.ErrInvalid)
+	case work.DisplayName == "":
+		return fmt.Errorf("group %q: displayName cannot be empty: %w", rec.g.ID, store.ErrInvalid)
+	}
+	members, err := t.resolveMembers(work.Members)
+	if err != nil {
+		return err
+	}
+	removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
+	removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+	rec.g = *work
+	rec.g.Members = nil
+	addTo(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
+	addTo(t.groupByExtID, rec.g.ExternalID, rec)
+	t.setMembers(rec, members)
+	return nil
 }
 
 // Delete implements store.Groups.

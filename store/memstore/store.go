@@ -175,6 +175,45 @@ func (s *Store) write(ctx context.Context, id string, fn func(*tenantData) error
 	return fn(t)
 }
 
+// get copies one record out under the tenant's read lock.
+func get[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T)) (*T, error) {
+	var out *T
+	err := s.read(ctx, tenant, func(t *tenantData) error {
+		rec, err := find(t, id)
+		if err == nil {
+			out = new(T)
+			fill(rec, out)
+		}
+		return err
+	})
+	return out, err
+}
+
+// update is the read-modify-write of Users.Update and Groups.Update, under the tenant's write
+// lock: fn gets a copy of the record, apply checks what fn left and stores it, and nothing
+// changes unless both succeed. It returns the record as stored.
+func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(*tenantData, R, *T) error) (*T, error) {
+	var out *T
+	err := s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := find(t, id)
+		if err != nil {
+			return err
+		}
+		work := new(T)
+		fill(rec, work)
+		if err := fn(work); err != nil {
+			return err
+		}
+		if err := apply(t, rec, work); err != nil {
+			return err
+		}
+		out = new(T)
+		fill(rec, out)
+		return nil
+	})
+	return out, err
+}
+
 // addTo and removeFrom maintain the indexes that map one key to several records.
 func addTo[T comparable](m map[string][]T, key string, x T) {
 	if key != "" {

@@ -58,54 +58,34 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 
 // Get implements store.Users.
 func (us *Users) Get(ctx context.Context, tenant, id string) (*store.User, error) {
-	var out *store.User
-	err := us.s.read(ctx, tenant, func(t *tenantData) error {
-		rec, err := t.user(id)
-		if err == nil {
-			out = new(store.User)
-			rec.fill(out)
-		}
-		return err
-	})
-	return out, err
+	return get(us.s, ctx, tenant, id, (*tenantData).user, (*userRec).fill)
 }
 
 // Update implements store.Users.
 func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
-	var out *store.User
-	err := us.s.write(ctx, tenant, func(t *tenantData) error {
-		rec, err := t.user(id)
-		if err != nil {
-			return err
-		}
-		work := new(store.User)
-		rec.fill(work)
-		if err := fn(work); err != nil {
-			return err
-		}
-		switch {
-		case work.ID != rec.u.ID:
-			return fmt.Errorf("user %q: the id cannot change: %w", id, store.ErrInvalid)
-		case work.UserName == "":
-			return fmt.Errorf("user %q: userName cannot be empty: %w", id, store.ErrInvalid)
-		}
-		oldKey := userNameKey(rec.u.UserName)
-		if other, taken := t.userByName[userNameKey(work.UserName)]; taken && other != rec {
-			return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
-		}
-		delete(t.userByName, oldKey)
-		removeFrom(t.userByExtID, rec.u.ExternalID, rec)
-		rec.u = copyUser(work)
-		rec.u.Groups = nil
-		pack(&rec.u)
-		t.userByID[rec.u.ID] = rec
-		t.userByName[userNameKey(rec.u.UserName)] = rec
-		addTo(t.userByExtID, rec.u.ExternalID, rec)
-		out = new(store.User)
-		rec.fill(out)
-		return nil
-	})
-	return out, err
+	return update(us.s, ctx, tenant, id, (*tenantData).user, (*userRec).fill, fn, (*tenantData).applyUser)
+}
+
+// applyUser stores what an Update function left, keeping the indexes in step.
+func (t *tenantData) applyUser(rec *userRec, work *store.User) error {
+	switch {
+	case work.ID != rec.u.ID:
+		return fmt.Errorf("user %q: the id cannot change: %w", rec.u.ID, store.ErrInvalid)
+	case work.UserName == "":
+		return fmt.Errorf("user %q: userName cannot be empty: %w", rec.u.ID, store.ErrInvalid)
+	}
+	if other, taken := t.userByName[userNameKey(work.UserName)]; taken && other != rec {
+		return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
+	}
+	delete(t.userByName, userNameKey(rec.u.UserName))
+	removeFrom(t.userByExtID, rec.u.ExternalID, rec)
+	rec.u = copyUser(work)
+	rec.u.Groups = nil
+	pack(&rec.u)
+	t.userByID[rec.u.ID] = rec
+	t.userByName[userNameKey(rec.u.UserName)] = rec
+	addTo(t.userByExtID, rec.u.ExternalID, rec)
+	return nil
 }
 
 // Delete implements store.Users.
