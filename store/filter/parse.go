@@ -86,6 +86,7 @@ func (l Limits) Parse(s string, rt *schema.ResourceType) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.space()
 	if p.pos < len(s) {
 		return nil, p.fail(`expected "and", "or" or the end of the filter`)
 	}

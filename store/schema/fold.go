@@ -6,12 +6,13 @@ import (
 )
 
 // Fold returns the case-folded form of s that every visid backend uses for attributes whose
-// caseExact is false: two strings are equal under strings.EqualFold exactly when their Fold forms
-// are equal, a case-insensitive substring or prefix test is the plain test on Fold forms, and
-// ordering compares Fold forms byte by byte (which is code point order). Each rune is replaced by
-// one representative of its simple case-folding orbit: the lower-case ASCII letter where the
-// orbit has one ('K', 'k' and U+212A KELVIN SIGN all become 'k'), otherwise the orbit's smallest
-// rune. Bytes that are not valid UTF-8 are kept as they are.
+// caseExact is false: two valid UTF-8 strings are equal under strings.EqualFold exactly when their
+// Fold forms are equal, a case-insensitive substring or prefix test is the plain test on Fold
+// forms, and ordering compares Fold forms byte by byte (which is code point order). Each rune is
+// replaced by one representative of its simple case-folding orbit: the lower-case ASCII letter
+// where the orbit has one ('K', 'k' and U+212A KELVIN SIGN all become 'k'), otherwise the orbit's
+// smallest rune. Bytes that are not valid UTF-8 are kept as they are (strings.EqualFold instead
+// takes each of them for U+FFFD, so it calls "\xff" and "\xfe" equal where Fold does not).
 //
 // Backends store or index Fold forms (a SQL column, a map key) so that comparisons in the
 // database agree with filter.Match.
