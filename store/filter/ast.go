@@ -197,7 +197,7 @@ func (e *Compare) writeTo(b *strings.Builder, inner *schema.Attribute) {
 // writeAttr prints a top-level attribute: core and common ones by name, extension ones with
 // their schema URN.
 func writeAttr(b *strings.Builder, a *schema.Attribute) {
-	if a.Schema != schema.UserURN && a.Schema != schema.GroupURN && a.Schema != "" {
+	if a.Extension {
 		b.WriteString(a.Schema)
 		b.WriteByte(':')
 	}

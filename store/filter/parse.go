@@ -202,6 +202,12 @@ func (p *parser) atom() (Expr, error) {
 			return &Not{X: x}, p.node()
 		}
 		p.pos = save
+		if p.inner == nil {
+			if _, _, err := p.rt.Lookup(word); err != nil {
+				p.space()
+				return nil, p.fail(`expected "(" after "not"`)
+			}
+		}
 	}
 	return p.attrExpr(start, word)
 }
@@ -268,7 +274,7 @@ func (p *parser) resolve(start int, word string) (attr, sub *schema.Attribute, e
 	if err != nil {
 		var pe *schema.PathError
 		if errors.As(err, &pe) {
-			return nil, nil, &Error{Pos: start, Msg: pe.Msg + " (in " + strconv.Quote(word) + ")"}
+			return nil, nil, &Error{Pos: start, Msg: pe.Msg + " (in " + strconv.Quote(clip(word)) + ")"}
 		}
 		return nil, nil, &Error{Pos: start, Msg: err.Error()}
 	}
@@ -513,7 +519,7 @@ func (c *Compare) check(pos int) error {
 	bad := func(format string, args ...any) error {
 		return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 	}
-	name := t.Name
+	name := t.Path()
 	if c.Value.Kind == KindNull {
 		if c.Op != Eq && c.Op != Ne {
 			return bad("null can only be compared with eq or ne")
@@ -571,6 +577,14 @@ func (c *Compare) check(pos int) error {
 		}
 	}
 	return nil
+}
+
+// clip shortens a word quoted in an error message.
+func clip(s string) string {
+	if len(s) > 128 {
+		return s[:125] + "..."
+	}
+	return s
 }
 
 // wordLen returns the length of the attribute-path or keyword word at the start of s: letters,

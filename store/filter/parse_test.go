@@ -369,7 +369,7 @@ func TestParseErrors(t *testing.T) {
 		{user, `emails[type eq "work"].nope eq "x"`, 23, `expected a sub-attribute of emails, found "nope"`},
 		{user, `emails[type eq "work"]. value eq "x"`, 23, `expected a sub-attribute of emails, found ' '`},
 		{user, `emails[type eq "work"].`, 23, `expected a sub-attribute of emails, found the end of the filter`},
-		{user, `not title pr`, 0, `User has no attribute "not"`},
+		{user, `not title pr`, 4, `expected "(" after "not", found "title"`},
 		{group, `userName eq "x"`, 0, `Group has no attribute "userName"`},
 		{group, `department eq "x"`, 0, `Group has no attribute "department"`},
 

@@ -74,6 +74,9 @@ type Attribute struct {
 	Schema string `json:"-"`
 	// Parent is the complex attribute a sub-attribute belongs to; nil for a top-level one.
 	Parent *Attribute `json:"-"`
+	// Extension is set on the attributes (and sub-attributes) of an extension schema, whose
+	// paths are written URN-qualified.
+	Extension bool `json:"-"`
 	// Unfilterable marks an attribute that stores do not keep (it is derived when a response is
 	// written), so a filter may not name it.
 	Unfilterable bool `json:"-"`
@@ -92,13 +95,13 @@ func (a *Attribute) Sub(name string) *Attribute {
 // Path is the attribute's canonical path: "userName", "name.familyName", and for an extension
 // attribute its URN-qualified form
 // "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value".
-func (a *Attribute) Path(rt *ResourceType) string {
+func (a *Attribute) Path() string {
 	var b strings.Builder
 	top := a
 	if a.Parent != nil {
 		top = a.Parent
 	}
-	if rt != nil && top.Schema != rt.Schema.ID && top.Schema != "" {
+	if top.Extension {
 		b.WriteString(top.Schema)
 		b.WriteByte(':')
 	}
@@ -163,7 +166,15 @@ type PathError struct {
 	Msg  string
 }
 
-func (e *PathError) Error() string { return fmt.Sprintf("attribute path %q: %s", e.Path, e.Msg) }
+func (e *PathError) Error() string { return fmt.Sprintf("attribute path %q: %s", clip(e.Path), e.Msg) }
+
+// clip shortens a name quoted in an error message.
+func clip(s string) string {
+	if len(s) > 128 {
+		return s[:125] + "..."
+	}
+	return s
+}
 
 // Lookup resolves an attribute path of the resource type: an optional schema URN followed by
 // ':', an attribute name, and an optional '.'-separated sub-attribute name. Names are matched
@@ -197,7 +208,7 @@ func (rt *ResourceType) Lookup(path string) (attr, sub *Attribute, err error) {
 		attr = scope.Attribute(name)
 	}
 	if attr == nil {
-		return nil, nil, &PathError{Path: path, Msg: fmt.Sprintf("%s has no attribute %q", rt.Name, name)}
+		return nil, nil, &PathError{Path: path, Msg: fmt.Sprintf("%s has no attribute %q", rt.Name, clip(name))}
 	}
 	if !dotted {
 		return attr, nil, nil
@@ -206,7 +217,7 @@ func (rt *ResourceType) Lookup(path string) (attr, sub *Attribute, err error) {
 		return nil, nil, &PathError{Path: path, Msg: fmt.Sprintf("%s has no sub-attributes", attr.Name)}
 	}
 	if sub = attr.Sub(subName); sub == nil {
-		return nil, nil, &PathError{Path: path, Msg: fmt.Sprintf("%s has no sub-attribute %q", attr.Name, subName)}
+		return nil, nil, &PathError{Path: path, Msg: fmt.Sprintf("%s has no sub-attribute %q", attr.Name, clip(subName))}
 	}
 	return attr, sub, nil
 }
@@ -329,6 +340,14 @@ func newResourceType(rt *ResourceType) *ResourceType {
 				ambiguous[k] = true
 			}
 			rt.lookup[k] = a
+		}
+	}
+	for _, ext := range rt.Extensions {
+		for _, a := range ext.Schema.Attributes {
+			a.Extension = true
+			for _, sub := range a.SubAttributes {
+				sub.Extension = true
+			}
 		}
 	}
 	for k := range ambiguous {

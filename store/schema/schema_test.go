@@ -68,7 +68,7 @@ func TestLookup(t *testing.T) {
 				assert.Same(t, attr, sub.Parent)
 				got = sub
 			}
-			assert.Equal(t, tt.want, got.Path(tt.rt))
+			assert.Equal(t, tt.want, got.Path())
 			local := tt.want[strings.LastIndex(tt.want, ":")+1:]
 			assert.Equal(t, strings.Contains(local, "."), sub != nil, "a sub-attribute is returned exactly when the path names one")
 		})
@@ -259,23 +259,18 @@ func TestPath(t *testing.T) {
 		return a
 	}
 	tests := []struct {
-		path         string
-		want, noType string // Path(user), Path(nil)
+		path, want string
 	}{
-		{"userName", "userName", "userName"},
-		{"name.familyName", "name.familyName", "name.familyName"},
-		{"id", "id", "id"},
-		{"meta.created", "meta.created", "meta.created"},
-		{"department", ent + "department", "department"},
-		{"manager.value", ent + "manager.value", "manager.value"},
+		{"userName", "userName"},
+		{"name.familyName", "name.familyName"},
+		{"id", "id"},
+		{"meta.created", "meta.created"},
+		{"department", ent + "department"},
+		{"manager.value", ent + "manager.value"},
 	}
 	for _, tt := range tests {
-		a := lookup(tt.path)
-		assert.Equal(t, tt.want, a.Path(user), tt.path)
-		assert.Equal(t, tt.noType, a.Path(nil), tt.path)
+		assert.Equal(t, tt.want, lookup(tt.path).Path(), tt.path)
 	}
-	// Against another resource type, every attribute is qualified.
-	assert.Equal(t, core+"name.familyName", lookup("name.familyName").Path(schema.Group()))
 }
 
 // TestCharacteristics pins the characteristics that filter semantics and the SCIM API depend
