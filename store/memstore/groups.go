@@ -199,7 +199,7 @@ func (r *groupRec) fill(dst *store.Group) {
 	if len(r.members) > 0 {
 		dst.Members = make([]store.Member, len(r.members))
 		for i, u := range r.members {
-			dst.Members[i] = store.Member{Value: u.u.ID, Display: u.u.UserName, Type: "User"}
+			dst.Members[i] = store.Member{Value: u.id(), Display: u.userName(), Type: "User"}
 		}
 	}
 }
@@ -214,14 +214,14 @@ func (v *groupView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, 
 	if i >= len(v.r.members) {
 		return filter.Value{}, false
 	}
-	u := &v.r.members[i].u
+	u := v.r.members[i]
 	switch {
 	case sub == nil:
 		return filter.ComplexValue(true), true
 	case sub.Name == "value":
-		return filter.StringValue(u.ID), true
+		return filter.StringValue(u.id()), true
 	case sub.Name == "display":
-		return filter.StringValue(u.UserName), true
+		return filter.StringValue(u.userName()), true
 	case sub.Name == "type":
 		return filter.StringValue("User"), true
 	}

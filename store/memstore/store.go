@@ -17,6 +17,7 @@ type Store struct {
 	mu      sync.RWMutex // guards tenants and the API keys
 	tenants map[string]*tenantData
 	keys    apiKeys
+	fields  *rowFields // read-only after New
 }
 
 // tenantData holds one tenant's users and groups behind its own lock, so tenants do not contend.
@@ -37,7 +38,7 @@ type tenantData struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{tenants: make(map[string]*tenantData), keys: apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}}}
+	return &Store{tenants: make(map[string]*tenantData), fields: newRowFields(), keys: apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}}}
 }
 
 // Backend returns the store's implementation of every store contract.

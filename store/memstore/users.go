@@ -10,12 +10,18 @@ import (
 	"github.com/visid/visid/store/schema"
 )
 
-// userRec is a stored user. u.Groups is always nil: groups holds the user's groups, ordered
-// by their creation, and the reverse of the groups' member lists.
+// userRec is a stored user: its row, and its groups (ordered by their creation), which are the
+// reverse of the groups' member lists.
 type userRec struct {
-	u      store.User
+	row    row
 	groups []*groupRec
 	pos    int
+}
+
+func (r *userRec) id() string       { return r.row.str(idxID) }
+func (r *userRec) userName() string { return r.row.str(idxUserName) }
+func (r *userRec) externalID() string {
+	return r.row.str(idxExternalID)
 }
 
 func (r *userRec) setPos(p int) { r.pos = p }
@@ -42,13 +48,9 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		if _, dup := t.userByName[key]; dup {
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
-		rec := &userRec{u: copyUser(&u)}
-		rec.u.Groups = nil
-		pack(&rec.u)
+		rec := &userRec{row: encode(&u)}
 		t.users.push(rec)
-		t.userByID[rec.u.ID] = rec
-		t.userByName[userNameKey(rec.u.UserName)] = rec
-		addTo(t.userByExtID, rec.u.ExternalID, rec)
+		t.index(rec)
 		out = new(store.User)
 		rec.fill(out)
 		return nil
@@ -69,23 +71,31 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 // applyUser stores what an Update function left, keeping the indexes in step.
 func (t *tenantData) applyUser(rec *userRec, work *store.User) error {
 	switch {
-	case work.ID != rec.u.ID:
-		return fmt.Errorf("user %q: the id cannot change: %w", rec.u.ID, store.ErrInvalid)
+	case work.ID != rec.id():
+		return fmt.Errorf("user %q: the id cannot change: %w", rec.id(), store.ErrInvalid)
 	case work.UserName == "":
-		return fmt.Errorf("user %q: userName cannot be empty: %w", rec.u.ID, store.ErrInvalid)
+		return fmt.Errorf("user %q: userName cannot be empty: %w", rec.id(), store.ErrInvalid)
 	}
 	if other, taken := t.userByName[userNameKey(work.UserName)]; taken && other != rec {
 		return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
 	}
-	delete(t.userByName, userNameKey(rec.u.UserName))
-	removeFrom(t.userByExtID, rec.u.ExternalID, rec)
-	rec.u = copyUser(work)
-	rec.u.Groups = nil
-	pack(&rec.u)
-	t.userByID[rec.u.ID] = rec
-	t.userByName[userNameKey(rec.u.UserName)] = rec
-	addTo(t.userByExtID, rec.u.ExternalID, rec)
+	t.unindex(rec)
+	rec.row = encode(work)
+	t.index(rec)
 	return nil
+}
+
+// index adds rec to the user indexes; unindex removes it.
+func (t *tenantData) index(rec *userRec) {
+	t.userByID[rec.id()] = rec
+	t.userByName[userNameKey(rec.userName())] = rec
+	addTo(t.userByExtID, rec.externalID(), rec)
+}
+
+func (t *tenantData) unindex(rec *userRec) {
+	delete(t.userByID, rec.id())
+	delete(t.userByName, userNameKey(rec.userName()))
+	removeFrom(t.userByExtID, rec.externalID(), rec)
 }
 
 // Delete implements store.Users.
@@ -100,9 +110,7 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 				g.members = slices.Delete(g.members, i, i+1)
 			}
 		}
-		delete(t.userByID, id)
-		delete(t.userByName, userNameKey(rec.u.UserName))
-		removeFrom(t.userByExtID, rec.u.ExternalID, rec)
+		t.unindex(rec)
 		t.users.remove(rec.pos)
 		return nil
 	})
@@ -112,7 +120,7 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.User], error) {
 	var page store.Page[store.User]
 	err := us.s.read(ctx, tenant, func(t *tenantData) error {
-		var view userView
+		view := userView{fields: us.s.fields}
 		match := func(r *userRec) bool {
 			view.r = r
 			return filter.Match(q.Filter, &view)
@@ -150,7 +158,7 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 
 // fill copies the user into dst as callers see it, with its groups.
 func (r *userRec) fill(dst *store.User) {
-	*dst = copyUser(&r.u)
+	r.row.decode(dst)
 	if len(r.groups) > 0 {
 		dst.Groups = make([]store.GroupRef, len(r.groups))
 		for i, g := range r.groups {
@@ -159,22 +167,15 @@ func (r *userRec) fill(dst *store.User) {
 	}
 }
 
-func copyUser(u *store.User) store.User {
-	c := *u
-	c.Emails = slices.Clone(u.Emails)
-	c.PhoneNumbers = slices.Clone(u.PhoneNumbers)
-	c.Roles = slices.Clone(u.Roles)
-	c.Addresses = slices.Clone(u.Addresses)
-	c.Groups = slices.Clone(u.Groups)
-	return c
-}
-
 // userView shows a stored user to filter.Match, its groups included.
-type userView struct{ r *userRec }
+type userView struct {
+	r      *userRec
+	fields *rowFields
+}
 
 func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
 	if a.Name != "groups" || a.Schema != schema.UserURN {
-		return v.r.u.FilterValue(a, sub, i)
+		return v.fields.filterValue(v.r.row, a, sub, i)
 	}
 	if i >= len(v.r.groups) {
 		return filter.Value{}, false
