@@ -85,8 +85,8 @@ type Manager struct {
 	DisplayName string
 }
 
-// Meta is a resource's metadata. The store keeps the times its caller sets; resourceType and
-// location are derived when a response is written.
+// Meta is a resource's metadata. The store keeps the instants its caller sets (a backend may
+// give them back in UTC); resourceType and location are derived when a response is written.
 type Meta struct {
 	Created      time.Time
 	LastModified time.Time

@@ -12,5 +12,7 @@
 // filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
 // page deep into a large tenant costs about what the first page costs.
 //
-// Every value going in or out is copied, so callers never share memory with the store.
+// A user is stored as one pointer-free row (see row.go): the garbage collector never scans it,
+// and a lookup touches one block of memory. Every value going in or out is copied, so callers
+// never share memory with the store.
 package memstore
