@@ -235,26 +235,3 @@ func quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
-
-// Walk calls visit for e and every expression below it, depth first, until visit returns false.
-func Walk(e Expr, visit func(Expr) bool) bool {
-	if e == nil {
-		return true
-	}
-	if !visit(e) {
-		return false
-	}
-	switch e := e.(type) {
-	case *And:
-		return Walk(e.Left, visit) && Walk(e.Right, visit)
-	case *Or:
-		return Walk(e.Left, visit) && Walk(e.Right, visit)
-	case *Not:
-		return Walk(e.X, visit)
-	case *ValuePath:
-		return Walk(e.Filter, visit)
-	case *Compare:
-		return Walk(e.Filter, visit)
-	}
-	return true
-}

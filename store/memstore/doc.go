@@ -4,12 +4,13 @@
 //	mem := memstore.New()
 //	backend := mem.Backend() // pass its fields to scimsvc.Config and oidc2fa.Config
 //
-// Each tenant has its own lock and its own indexes: users by id, by case-folded userName and
-// by externalId; groups by id, by case-folded displayName, by externalId; and the reverse index
-// from a user to its groups, which also answers members.value. An equality filter on one of
-// those attributes (alone, or inside "and", or "or" of such) is answered from an index and the
-// rest of the filter is matched on the few candidates; any other filter scans the tenant with
-// filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
+// Each tenant has its own lock and its own indexes: users by id, by case-folded userName, by
+// externalId and by case-folded emails.value; groups by id, by case-folded displayName, by
+// externalId; and the reverse index from a user to its groups, which also answers
+// members.value. An equality filter on one of those attributes (alone, inside "and", in an
+// "or" of such, in a value filter such as members[value eq "…"], or in Entra's
+// emails[type eq "work"].value eq "…") is answered from an index and the rest of the filter is
+// matched on the few candidates; any other filter scans the tenant with filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
 // page deep into a large tenant costs about what the first page costs.
 //
 // A user is stored as one pointer-free row (see row.go): the garbage collector never scans it,

@@ -47,7 +47,8 @@ func list[R indexed, T any](ctx context.Context, s *seq[R], q store.Query, index
 			cands = slices.Compact(cands)
 		}
 		// A lone equality is answered exactly by its index; anything more is matched.
-		_, exact := q.Filter.(*filter.Compare)
+		c, exact := q.Filter.(*filter.Compare)
+		exact = exact && c.Filter == nil
 		for _, r := range cands {
 			if exact || match(r) {
 				p.keep(r)
@@ -96,7 +97,9 @@ func (p *pager[R, T]) keep(r R) {
 func candidates[R indexed](e filter.Expr, index func(*filter.Compare) ([]R, bool)) ([]R, bool) {
 	switch e := e.(type) {
 	case *filter.Compare:
-		if e.Op != filter.Eq || e.Filter != nil || e.Value.Kind != filter.KindString {
+		// The Entra form emails[type eq "work"].value eq "x" is looked up by its value; the
+		// caller matches the candidates against the value filter.
+		if e.Op != filter.Eq || e.Value.Kind != filter.KindString {
 			return nil, false
 		}
 		return index(e)

@@ -12,7 +12,7 @@ import (
 
 // TestIndexPlan shows which filters an index answers and which scan the tenant.
 func TestIndexPlan(t *testing.T) {
-	td := &tenantData{userByID: map[string]*userRec{}, userByName: map[string]*userRec{}, userByExtID: map[string][]*userRec{},
+	td := &tenantData{userByID: map[string]*userRec{}, userByName: map[string]*userRec{}, userByExtID: map[string][]*userRec{}, userByEmail: map[string][]*userRec{},
 		groupByID: map[string]*groupRec{}, groupByName: map[string][]*groupRec{}, groupByExtID: map[string][]*groupRec{}}
 	users := []struct {
 		filter  string
@@ -31,7 +31,13 @@ func TestIndexPlan(t *testing.T) {
 		{`userName ne "a"`, false},
 		{`userName co "a"`, false},
 		{`not (userName eq "a")`, false},
-		{`emails.value eq "a"`, false},
+		{`emails.value eq "a"`, true},
+		{`emails eq "a"`, true},
+		{`emails[value eq "a"]`, true},
+		{`emails[type eq "work"].value eq "a"`, true},
+		{`emails[type eq "work"]`, false},
+		{`emails.type eq "work"`, false},
+		{`emails.value co "a"`, false},
 		{`title eq "a"`, false},
 	}
 	for _, c := range users {

@@ -30,6 +30,7 @@ type tenantData struct {
 	userByID     map[string]*userRec
 	userByName   map[string]*userRec   // schema.Fold(userName)
 	userByExtID  map[string][]*userRec // externalId (caseExact)
+	userByEmail  map[string][]*userRec // schema.Fold(emails.value), each user once per key
 	groups       seq[*groupRec]
 	groupByID    map[string]*groupRec
 	groupByName  map[string][]*groupRec // schema.Fold(displayName)
@@ -82,6 +83,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		userByID:     map[string]*userRec{},
 		userByName:   map[string]*userRec{},
 		userByExtID:  map[string][]*userRec{},
+		userByEmail:  map[string][]*userRec{},
 		groupByID:    map[string]*groupRec{},
 		groupByName:  map[string][]*groupRec{},
 		groupByExtID: map[string][]*groupRec{},

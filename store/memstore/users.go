@@ -90,12 +90,34 @@ func (t *tenantData) index(rec *userRec) {
 	t.userByID[rec.id()] = rec
 	t.userByName[userNameKey(rec.userName())] = rec
 	addTo(t.userByExtID, rec.externalID(), rec)
+	for _, key := range rec.emailKeys() {
+		addTo(t.userByEmail, key, rec)
+	}
 }
 
 func (t *tenantData) unindex(rec *userRec) {
 	delete(t.userByID, rec.id())
 	delete(t.userByName, userNameKey(rec.userName()))
 	removeFrom(t.userByExtID, rec.externalID(), rec)
+	for _, key := range rec.emailKeys() {
+		removeFrom(t.userByEmail, key, rec)
+	}
+}
+
+// emailKeys returns the distinct folded values of the user's emails.
+func (r *userRec) emailKeys() []string {
+	n := r.row.count(listEmails)
+	if n == 0 {
+		return nil
+	}
+	keys := make([]string, 0, n)
+	for i := range n {
+		first, _ := r.row.first(listEmails, i)
+		if key := schema.Fold(r.row.str(first)); key != "" && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // Delete implements store.Users.
@@ -140,7 +162,7 @@ func (t *tenantData) user(id string) (*userRec, error) {
 	return rec, nil
 }
 
-// userIndex answers an equality on id, userName or externalId from an index.
+// userIndex answers an equality on id, userName, externalId or emails.value from an index.
 func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 	if c.Attr.Schema != schema.UserURN {
 		return nil, false
@@ -152,6 +174,10 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 		return one(t.userByName[c.Key()]), true
 	case "externalId":
 		return t.userByExtID[c.Value.Str], true
+	case "emails":
+		if c.Sub != nil && c.Sub.Name == "value" {
+			return t.userByEmail[c.Key()], true
+		}
 	}
 	return nil, false
 }

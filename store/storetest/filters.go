@@ -314,6 +314,17 @@ func testFilterAfterWrites(t *testing.T, b store.Backend) {
 	checkUserFilter(t, b, users(`externalId eq "EXT-1"`), nil)
 	checkUserFilter(t, b, users(`externalId eq "EXT-1b"`), []string{"Alicia"})
 	checkUserFilter(t, b, users(`emails co "@home.example"`), []string{"grace"})
+	checkUserFilter(t, b, users(`emails.value eq "alice@example.com"`), nil)
+	checkUserFilter(t, b, users(`emails[type eq "home"].value eq "alice@home.example"`), nil)
+
+	// Emails change: the old value no longer finds the user, the new one does, and a value
+	// two users share finds both.
+	updateUser("grace", func(u *store.User) { u.Emails[0].Value = "GRACE@EXAMPLE.NET" })
+	updateUser("doerte", func(u *store.User) { u.Emails = append(u.Emails, store.MultiValue{Value: "grace@example.net"}) })
+	checkUserFilter(t, b, users(`emails.value eq "grace@example.com"`), nil)
+	checkUserFilter(t, b, users(`emails.value eq "grace@example.net"`), []string{"dörte", "grace"})
+	checkUserFilter(t, b, users(`emails[type eq "work"].value eq "grace@example.net"`), []string{"grace"})
+	checkUserFilter(t, b, users(`emails.value eq "grace@navy.example"`), []string{"grace"})
 	checkUserFilter(t, b, users(`active eq false`), []string{"CAROL.Smith"})
 	checkUserFilter(t, b, users(`title eq null`), []string{"Bob", "heidi"})
 	checkGroupFilter(t, b, groups(`members.display eq "alicia"`), []string{"Engineering"})
@@ -338,6 +349,7 @@ func testFilterAfterWrites(t *testing.T, b store.Backend) {
 	checkUserFilter(t, b, users(`groups.display eq "engineering"`), []string{"Alicia", "heidi"})
 	checkUserFilter(t, b, users(`userName eq "bob" or externalId eq "ext-1"`), nil)
 	checkUserFilter(t, b, users(`id eq "{bob}"`), nil)
+	checkUserFilter(t, b, users(`emails.value eq "bob@example.org"`), nil)
 	checkGroupFilter(t, b, groups(`members.value eq "{bob}"`), nil)
 	checkGroupFilter(t, b, groups(`displayName eq "engineering"`), []string{"Engineering"})
 	checkGroupFilter(t, b, groups(`id eq "{g:eng2}"`), nil)
