@@ -154,7 +154,7 @@ func (c *Compare) holds(v Value, presence bool) bool {
 		if c.exact {
 			return compareStrings(c.Op, v.Str, c.want)
 		}
-		if !needsFold(v.Str) {
+		if !schema.NeedsFold(v.Str) {
 			return compareStrings(c.Op, v.Str, c.want)
 		}
 		if ascii(v.Str) {
@@ -256,14 +256,4 @@ func ascii(s string) bool {
 		}
 	}
 	return true
-}
-
-// needsFold reports whether schema.Fold could change s.
-func needsFold(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
-			return true
-		}
-	}
-	return false
 }

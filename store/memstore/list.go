@@ -8,19 +8,13 @@ import (
 	"github.com/visid/visid/store/filter"
 )
 
-// indexed records are the ones a seq holds, with their positions.
-type indexed interface {
-	record
-	position() int
-}
-
 func (r *userRec) position() int  { return r.pos }
 func (r *groupRec) position() int { return r.pos }
 
 // list runs a query over one seq. Without a filter it pages through the seq directly; with a
 // filter an index answers it when the plan allows (see candidates), and otherwise every record
 // is matched. Results keep creation order either way. out copies a record into a result.
-func list[R indexed, T any](ctx context.Context, s *seq[R], q store.Query, index func(*filter.Compare) ([]R, bool), match func(R) bool, out func(R, *T)) (store.Page[T], error) {
+func list[R record, T any](ctx context.Context, s *seq[R], q store.Query, index func(*filter.Compare) ([]R, bool), match func(R) bool, out func(R, *T)) (store.Page[T], error) {
 	p := pager[R, T]{skip: max(q.StartIndex, 1) - 1, count: q.Count, out: out}
 	if q.Filter == nil {
 		p.page.TotalResults = s.live
@@ -94,7 +88,7 @@ func (p *pager[R, T]) keep(r R) {
 // candidates returns a superset of the records e matches, taken from indexes, or false when e
 // needs a scan. An equality the index function knows is a lookup; "and" takes the smaller side
 // that has candidates; "or" needs both sides. The caller still matches every candidate.
-func candidates[R indexed](e filter.Expr, index func(*filter.Compare) ([]R, bool)) ([]R, bool) {
+func candidates[R record](e filter.Expr, index func(*filter.Compare) ([]R, bool)) ([]R, bool) {
 	switch e := e.(type) {
 	case *filter.Compare:
 		// The Entra form emails[type eq "work"].value eq "x" is looked up by its value; the

@@ -1,9 +1,11 @@
 package memstore
 
-// record is what a seq holds: it learns its position so it can be removed in O(log n).
+// record is what a seq holds: it knows its position, so it can be removed in O(log n) and
+// index candidates can be put back in creation order.
 type record interface {
 	comparable
 	setPos(int)
+	position() int
 }
 
 // seq keeps records in creation order. Removal leaves a hole, so positions stay stable and

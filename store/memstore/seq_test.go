@@ -9,7 +9,8 @@ import (
 
 type item struct{ id, pos int }
 
-func (it *item) setPos(p int) { it.pos = p }
+func (it *item) setPos(p int)  { it.pos = p }
+func (it *item) position() int { return it.pos }
 
 // TestSeqNth checks the Fenwick selection against a plain list through random pushes and
 // removals, compactions included.

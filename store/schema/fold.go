@@ -17,7 +17,7 @@ import (
 // Backends store or index Fold forms (a SQL column, a map key) so that comparisons in the
 // database agree with filter.Match.
 func Fold(s string) string {
-	if !needsFold(s) {
+	if !NeedsFold(s) {
 		return s
 	}
 	return string(AppendFold(make([]byte, 0, len(s)), s))
@@ -67,9 +67,9 @@ func FoldRune(r rune) rune {
 	return min
 }
 
-// needsFold reports whether Fold(s) differs from s. It is exact for ASCII and conservative
-// beyond it.
-func needsFold(s string) bool {
+// NeedsFold reports whether Fold could change s: exactly for ASCII strings, and true for any
+// string with a byte beyond ASCII. Callers use it to skip folding on the common path.
+func NeedsFold(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
