@@ -60,9 +60,16 @@ func (ks *APIKeys) ByHash(ctx context.Context, h [32]byte) (*store.APIKey, error
 
 // Get implements store.APIKeys.
 func (ks *APIKeys) Get(ctx context.Context, id string) (*store.APIKey, error) {
-	var out *store.APIKey
-	err := ks.change(ctx, id, func(k *store.APIKey) { out = copyKey(k) })
-	return out, err
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ks.s.mu.RLock()
+	defer ks.s.mu.RUnlock()
+	k, ok := ks.s.keys.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("api key %q: %w", id, store.ErrNotFound)
+	}
+	return copyKey(k), nil
 }
 
 // List implements store.APIKeys.
