@@ -1,0 +1,153 @@
+package scimsvc
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/ratelimit"
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+)
+
+// Defaults of Config.
+const (
+	// DefaultRequestsPerMinute is how many requests an API key may make to one tenant each
+	// minute when Config.RateLimiter is nil; the burst is the same, so a quiet key may spend
+	// its whole minute at once.
+	DefaultRequestsPerMinute = 200
+	// DefaultFailuresPerMinute is how many requests without a valid API key one client address
+	// may make each minute when Config.AddressLimiter is nil.
+	DefaultFailuresPerMinute = 20
+	// DefaultMaxBodyBytes is the largest request body accepted when Config.MaxBodyBytes is 0.
+	DefaultMaxBodyBytes = 1 << 20
+	// MaxResults is the most resources one list response holds; a larger count is capped.
+	MaxResults = 100
+	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
+	// Config.DocumentationURI is empty.
+	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
+)
+
+// Config configures the SCIM handler. The four stores and BaseURL are required; every other
+// field has the default its comment gives.
+type Config struct {
+	// Tenants, Users, Groups and APIKeys are the stores the handler reads and writes. A
+	// store.Backend holds all four.
+	Tenants store.Tenants
+	Users   store.Users
+	Groups  store.Groups
+	APIKeys store.APIKeys
+
+	// BaseURL is the absolute URL at which the handler is mounted, such as
+	// "https://id.example.com/scim/v2". Resource locations are BaseURL/{tenant}/Users/{id}. The
+	// request's Host header is never used.
+	BaseURL string
+
+	// RateLimiter limits each API key's requests to each tenant; the limiter's key is
+	// "<key id>/<tenant>". nil: an in-memory limiter of DefaultRequestsPerMinute a minute with
+	// an equal burst.
+	RateLimiter ratelimit.Limiter
+	// AddressLimiter limits requests that carry no valid API key, per client address and
+	// claimed key id (the id part of a presented key, or none), so keys cannot be guessed
+	// quickly. It is consulted before the key is checked, and once the budget is spent even the
+	// right secret for that key id gets 429 from that address until it refills; only failed
+	// requests take from it, and other keys used from the same address are not affected. nil:
+	// an in-memory limiter of DefaultFailuresPerMinute a minute.
+	AddressLimiter ratelimit.Limiter
+	// ClientAddr names the client of a request for AddressLimiter. nil: ratelimit.ClientAddr,
+	// the IP address of r.RemoteAddr (an IPv6 client's /64). Behind a proxy, return the address the proxy reports, and only trust a
+	// header that the proxy sets.
+	ClientAddr func(r *http.Request) string
+
+	// Logger receives the handler's logs: 5xx at Error, refused requests at Debug. Secrets
+	// are never logged. nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for meta times and key use. nil: time.Now.
+	Now func() time.Time
+	// MaxBodyBytes bounds request bodies; a larger body gets 413. 0: DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// FilterLimits bounds the filters the handler accepts. Zero: filter's defaults (4 KiB,
+	// 64 expressions, depth 32).
+	FilterLimits filter.Limits
+	// DocumentationURI is served in the ServiceProviderConfig. Empty: DefaultDocumentationURI.
+	DocumentationURI string
+}
+
+// handler is the SCIM API of one Config.
+type handler struct {
+	cfg     Config
+	base    string // BaseURL without a trailing slash
+	log     *slog.Logger
+	now     func() time.Time
+	keys    ratelimit.Limiter
+	addrs   ratelimit.Limiter
+	addr    func(*http.Request) string
+	maxBody int64
+	docURI  string
+	mux     *http.ServeMux
+}
+
+// New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is
+// mounted: /{tenant}/Users, /{tenant}/Groups, /{tenant}/ServiceProviderConfig, … — mount it with
+// http.StripPrefix under a prefix. New starts no goroutines.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Tenants == nil || cfg.Users == nil || cfg.Groups == nil || cfg.APIKeys == nil {
+		return nil, errors.New("scimsvc: Config.Tenants, Users, Groups and APIKeys are required")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("scimsvc: Config.BaseURL must be an absolute http or https URL without query or fragment")
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return nil, errors.New("scimsvc: Config.MaxBodyBytes must not be negative")
+	}
+	h := &handler{
+		cfg:     cfg,
+		base:    strings.TrimRight(cfg.BaseURL, "/"),
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		keys:    cfg.RateLimiter,
+		addrs:   cfg.AddressLimiter,
+		addr:    cfg.ClientAddr,
+		maxBody: cfg.MaxBodyBytes,
+		docURI:  cfg.DocumentationURI,
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.keys == nil {
+		if h.keys, err = perMinute(DefaultRequestsPerMinute, h.now); err != nil {
+			return nil, err
+		}
+	}
+	if h.addrs == nil {
+		if h.addrs, err = perMinute(DefaultFailuresPerMinute, h.now); err != nil {
+			return nil, err
+		}
+	}
+	if h.addr == nil {
+		h.addr = ratelimit.ClientAddr
+	}
+	if h.maxBody == 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.docURI == "" {
+		h.docURI = DefaultDocumentationURI
+	}
+	h.routes()
+	return h.recoverer(h), nil
+}
+
+func perMinute(n int, now func() time.Time) (ratelimit.Limiter, error) {
+	return ratelimit.NewMemory(ratelimit.MemoryConfig{
+		Rate: ratelimit.Rate{Limit: n, Period: time.Minute, Burst: n},
+		Now:  now,
+	})
+}

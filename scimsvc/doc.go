@@ -1,0 +1,55 @@
+// Package scimsvc is a multi-tenant SCIM 2.0 API (RFC 7643, RFC 7644) for Users and Groups, as
+// Microsoft Entra ID and Okta drive it, as an http.Handler to mount on the host's own mux.
+//
+// Mount it under a prefix with http.StripPrefix; its paths are relative to the handler:
+//
+//	scim, err := scimsvc.New(scimsvc.Config{
+//		Tenants: backend.Tenants, Users: backend.Users, Groups: backend.Groups, APIKeys: backend.APIKeys,
+//		BaseURL: "https://id.example.com/scim/v2",
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", scim))
+//
+// serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
+// and POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
+// /scim/v2/{tenant}/Groups[/{id}].
+//
+// # Authentication and limits
+//
+// Every request, discovery included, needs "Authorization: Bearer <key>" with a key from
+// IssueAPIKey: a missing, unknown or revoked key gets 401 with WWW-Authenticate; a key without
+// the "scim" scope or without the tenant gets 403 (an unknown tenant too). Keys are stored as
+// SHA-256 hashes. Each key may make DefaultRequestsPerMinute requests a minute to each tenant
+// (Config.RateLimiter changes it); more get 429 with Retry-After and RateLimit-* headers.
+// Requests without a valid key are limited per client address (Config.AddressLimiter), so keys
+// cannot be guessed quickly.
+//
+// # What clients may send
+//
+// Request bodies may be application/scim+json or application/json, up to Config.MaxBodyBytes.
+// Attribute names match case-insensitively, with or without their schema URN. The handler is
+// lenient where real clients differ from the RFC and strict where data is at stake:
+//
+//   - unknown attributes and unknown extension schemas are ignored, as is "schemas";
+//   - read-only attributes on input (id, meta, groups of a User, members' display) are ignored;
+//   - null means absent; a boolean may arrive as the string "true" or "false" in any case;
+//   - password is accepted and discarded: never stored, never returned;
+//   - active defaults to true when absent;
+//   - a value of the wrong type is 400 invalidValue, and nothing is stored;
+//   - at most one value of a multi-valued attribute is primary: setting one clears the others.
+//
+// PATCH supports add, replace and remove in any capitalisation, with paths such as
+// name.familyName, emails[type eq "work"].value, members[value eq "…"] and URN-qualified
+// extension paths, and pathless add and replace whose value may hold dotted and URN-qualified
+// keys. The operations of one request apply in one atomic store Update: all or none. A repeated
+// add or a remove of something absent changes nothing, so clients may retry.
+//
+// Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
+// startIndex, count (at most MaxResults), attributes and excludedAttributes; sorting is not
+// supported. Listing order is creation order.
+//
+// Errors are SCIM Error bodies with the scimType of RFC 7644 §3.12; a 500 says nothing of its
+// cause, which is logged.
+package scimsvc

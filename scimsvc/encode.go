@@ -1,0 +1,296 @@
+package scimsvc
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// encoder writes SCIM resources as JSON straight from a filter.Resource, walking the schema table
+// in order, so responses list attributes in schema order and no intermediate map is built.
+type encoder struct {
+	buf   []byte
+	first bool // the object being written has no member yet
+}
+
+// resource describes one resource to write.
+type resourceOut struct {
+	rt       *schema.ResourceType
+	res      filter.Resource
+	location string // meta.location
+	base     string // BaseURL/{tenant}, for the $ref of groups and members
+	extended bool   // the resource has a value in an extension schema
+}
+
+// writeResource appends the JSON object of r under projection p.
+func (e *encoder) writeResource(r *resourceOut, p *projection) {
+	e.buf = append(e.buf, `{"schemas":[`...)
+	e.str(r.rt.Schema.ID)
+	if r.extended && (p.only != nil || p.except != nil) {
+		r.extended = selectsExtension(r, p)
+	}
+	if r.extended {
+		for _, x := range r.rt.Extensions {
+			e.buf = append(e.buf, ',')
+			e.str(x.Schema.ID)
+		}
+	}
+	e.buf = append(e.buf, ']')
+	e.first = false
+	var meta *schema.Attribute
+	for _, a := range r.rt.Common {
+		if a.Name == "meta" {
+			meta = a
+			continue
+		}
+		e.attribute(r, a, p)
+	}
+	for _, a := range r.rt.Schema.Attributes {
+		e.attribute(r, a, p)
+	}
+	if r.extended {
+		for _, x := range r.rt.Extensions {
+			mark := len(e.buf)
+			e.buf = append(e.buf, ',')
+			e.str(x.Schema.ID)
+			e.buf = append(e.buf, ':', '{')
+			e.first = true
+			for _, a := range x.Schema.Attributes {
+				e.attribute(r, a, p)
+			}
+			if e.first { // nothing of the extension selected
+				e.buf = e.buf[:mark]
+			} else {
+				e.buf = append(e.buf, '}')
+			}
+			e.first = false
+		}
+	}
+	e.meta(r, meta, p)
+	e.buf = append(e.buf, '}')
+}
+
+// selectsExtension reports whether p selects an extension attribute that has a value.
+func selectsExtension(r *resourceOut, p *projection) bool {
+	for _, x := range r.rt.Extensions {
+		for _, a := range x.Schema.Attributes {
+			if v, _ := r.res.FilterValue(a, nil, 0); v.Kind != filter.Absent && p.attr(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// attribute appends ,"name":value for a top-level attribute when it has a value and p selects it.
+func (e *encoder) attribute(r *resourceOut, a *schema.Attribute, p *projection) {
+	if !p.attr(a) {
+		return
+	}
+	switch {
+	case a.MultiValued:
+		mark, first := len(e.buf), e.first
+		e.key(a.Name)
+		e.buf = append(e.buf, '[')
+		n := 0
+		for i := 0; ; i++ {
+			v, ok := r.res.FilterValue(a, nil, i)
+			if !ok {
+				break
+			}
+			if v.Kind == filter.Absent {
+				continue
+			}
+			if n > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.complex(r, a, i, p)
+			n++
+		}
+		if n == 0 {
+			e.buf, e.first = e.buf[:mark], first
+			return
+		}
+		e.buf = append(e.buf, ']')
+	case a.Type == schema.Complex:
+		if v, _ := r.res.FilterValue(a, nil, 0); v.Kind == filter.Absent {
+			return
+		}
+		e.key(a.Name)
+		e.complex(r, a, 0, p)
+	default:
+		v, _ := r.res.FilterValue(a, nil, 0)
+		if v.Kind == filter.Absent {
+			return
+		}
+		e.key(a.Name)
+		e.value(v)
+	}
+}
+
+// complex appends the object of the i-th value of the complex attribute a. Sub-attribute booleans
+// are written only when true (primary), and $ref of groups and members is derived from value.
+func (e *encoder) complex(r *resourceOut, a *schema.Attribute, i int, p *projection) {
+	e.buf = append(e.buf, '{')
+	e.first = true
+	var ref *schema.Attribute
+	var value string
+	for _, s := range a.SubAttributes {
+		if !p.sub(a, s) {
+			continue
+		}
+		if s.Unfilterable {
+			ref = s
+			continue
+		}
+		v, _ := r.res.FilterValue(a, s, i)
+		if v.Kind == filter.Absent || v.Kind == filter.KindBool && !v.Bool {
+			continue
+		}
+		if s.Name == "value" {
+			value = v.Str
+		}
+		e.key(s.Name)
+		e.value(v)
+	}
+	if ref != nil && value != "" {
+		if endpoint := refEndpoint(a); endpoint != "" {
+			e.key(ref.Name)
+			e.buf = append(e.buf, '"')
+			e.buf = appendEscaped(e.buf, r.base)
+			e.buf = append(e.buf, endpoint...)
+			e.buf = appendEscaped(e.buf, value)
+			e.buf = append(e.buf, '"')
+		}
+	}
+	e.buf = append(e.buf, '}')
+	e.first = false
+}
+
+// refEndpoint is the path segment a derived $ref points into.
+func refEndpoint(a *schema.Attribute) string {
+	switch a.Name {
+	case "groups":
+		return "/Groups/"
+	case "members":
+		return "/Users/"
+	}
+	return ""
+}
+
+// meta appends the meta attribute: resourceType always, the rest as p selects.
+func (e *encoder) meta(r *resourceOut, meta *schema.Attribute, p *projection) {
+	e.buf = append(e.buf, `,"meta":{`...)
+	e.first = true
+	for _, s := range meta.SubAttributes {
+		if !p.sub(meta, s) {
+			continue
+		}
+		if s.Name == "location" {
+			e.key(s.Name)
+			e.str(r.location)
+			continue
+		}
+		if v, _ := r.res.FilterValue(meta, s, 0); v.Kind != filter.Absent {
+			e.key(s.Name)
+			e.value(v)
+		}
+	}
+	e.buf = append(e.buf, '}')
+	e.first = false
+}
+
+// key appends "name": preceded by a comma unless it is the object's first member.
+func (e *encoder) key(name string) {
+	if !e.first {
+		e.buf = append(e.buf, ',')
+	}
+	e.first = false
+	e.buf = append(e.buf, '"')
+	e.buf = append(e.buf, name...)
+	e.buf = append(e.buf, '"', ':')
+}
+
+func (e *encoder) value(v filter.Value) {
+	switch v.Kind {
+	case filter.KindBool:
+		if v.Bool {
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
+		}
+	case filter.KindTime:
+		e.buf = append(e.buf, '"')
+		e.buf = v.Time.UTC().AppendFormat(e.buf, time.RFC3339Nano)
+		e.buf = append(e.buf, '"')
+	default:
+		e.str(v.Str)
+	}
+}
+
+func (e *encoder) str(s string) {
+	e.buf = append(e.buf, '"')
+	e.buf = appendEscaped(e.buf, s)
+	e.buf = append(e.buf, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain marks the bytes appendEscaped copies as they are.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendEscaped appends s escaped as the inside of a JSON string, as encoding/json does: control
+// characters, quotes and backslashes escaped, <, > and & escaped for HTML safety, U+2028 and
+// U+2029 escaped for JavaScript, and invalid UTF-8 replaced by U+FFFD.
+func appendEscaped(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}

@@ -1,0 +1,222 @@
+package scimsvc
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// kind is the HTTP API of one resource type.
+type kind interface {
+	endpoint() string
+	list(w http.ResponseWriter, r *http.Request)
+	create(w http.ResponseWriter, r *http.Request)
+	get(w http.ResponseWriter, r *http.Request)
+	replace(w http.ResponseWriter, r *http.Request)
+	patch(w http.ResponseWriter, r *http.Request)
+	delete(w http.ResponseWriter, r *http.Request)
+}
+
+// crud is the part of store.Users and store.Groups the handler uses.
+type crud[T any] interface {
+	Create(ctx context.Context, tenant string, v T) (*T, error)
+	Get(ctx context.Context, tenant, id string) (*T, error)
+	Update(ctx context.Context, tenant, id string, fn func(*T) error) (*T, error)
+	Delete(ctx context.Context, tenant, id string) error
+	List(ctx context.Context, tenant string, q store.Query) (store.Page[T], error)
+}
+
+// resources serves one resource type T (store.User or store.Group) over its store.
+type resources[T any, P interface {
+	*T
+	filter.Resource
+}] struct {
+	h        *handler
+	rt       *schema.ResourceType
+	store    crud[T]
+	fromTree func(object) T
+	// common returns the id and meta of a resource, which the handler sets and keeps.
+	common func(*T) (*string, *store.Meta)
+	// extended reports whether the resource has an extension attribute set.
+	extended func(*T) bool
+}
+
+func (h *handler) userKind() kind {
+	return &resources[store.User, *store.User]{
+		h: h, rt: schema.User(), store: h.cfg.Users, fromTree: userFromTree,
+		common:   func(u *store.User) (*string, *store.Meta) { return &u.ID, &u.Meta },
+		extended: func(u *store.User) bool { return u.Enterprise != store.EnterpriseUser{} },
+	}
+}
+
+func (h *handler) groupKind() kind {
+	return &resources[store.Group, *store.Group]{
+		h: h, rt: schema.Group(), store: h.cfg.Groups, fromTree: groupFromTree,
+		common:   func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
+		extended: func(*store.Group) bool { return false },
+	}
+}
+
+func (k *resources[T, P]) endpoint() string { return k.rt.Endpoint[1:] }
+
+// location is the URL of the resource with id in tenant.
+func (k *resources[T, P]) location(tenant, id string) string {
+	return k.h.base + "/" + tenant + k.rt.Endpoint + "/" + id
+}
+
+// write appends the JSON of v under projection p.
+func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) {
+	id, _ := k.common(v)
+	e.writeResource(&resourceOut{
+		rt:       k.rt,
+		res:      P(v),
+		location: k.location(tenant, *id),
+		base:     k.h.base + "/" + tenant,
+		extended: k.extended(v),
+	}, p)
+}
+
+// respond writes v as the response, projected by the request's attributes parameters.
+func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status int, v *T) {
+	p := parseProjection(r.URL.Query(), k.rt)
+	e := encoder{buf: make([]byte, 0, 1024)}
+	k.write(&e, r.PathValue("tenant"), v, &p)
+	writeJSON(w, status, e.buf)
+}
+
+// decode reads a resource from the request body and checks its required attributes.
+func (k *resources[T, P]) decode(w http.ResponseWriter, r *http.Request) (T, error) {
+	var zero T
+	body, err := k.h.readJSON(w, r)
+	if err != nil {
+		return zero, err
+	}
+	t, err := decodeTree(k.rt, body)
+	if err != nil {
+		return zero, err
+	}
+	if err := k.complete(t); err != nil {
+		return zero, err
+	}
+	onePrimary(k.rt, t, nil)
+	return k.fromTree(t), nil
+}
+
+// complete reports a required attribute that t lacks.
+func (k *resources[T, P]) complete(t object) error {
+	for a := range k.rt.Attributes {
+		if a.Required {
+			if _, ok := holder(t, a, false)[a.Name]; !ok {
+				return badRequest(typeInvalidValue, "%s is required", a.Path())
+			}
+		}
+	}
+	return nil
+}
+
+func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
+	v, err := k.decode(w, r)
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	_, meta := k.common(&v)
+	now := k.h.now()
+	meta.Created, meta.LastModified = now, now
+	tenant := r.PathValue("tenant")
+	stored, err := k.store.Create(r.Context(), tenant, v)
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	id, _ := k.common(stored)
+	w.Header().Set("Location", k.location(tenant, *id))
+	k.respond(w, r, http.StatusCreated, stored)
+}
+
+func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
+	v, err := k.store.Get(r.Context(), r.PathValue("tenant"), r.PathValue("id"))
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	k.respond(w, r, http.StatusOK, v)
+}
+
+func (k *resources[T, P]) delete(w http.ResponseWriter, r *http.Request) {
+	if err := k.store.Delete(r.Context(), r.PathValue("tenant"), r.PathValue("id")); err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// replace is PUT: the body replaces every attribute a client may write.
+func (k *resources[T, P]) replace(w http.ResponseWriter, r *http.Request) {
+	nv, err := k.decode(w, r)
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	k.update(w, r, func(*T) (T, error) { return nv, nil })
+}
+
+// patch is PATCH: the operations apply in order, all or none.
+func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
+	body, err := k.h.readJSON(w, r)
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	ops, err := parsePatch(body, k.rt, k.h.cfg.FilterLimits)
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	k.update(w, r, func(old *T) (T, error) {
+		var zero T
+		t := toTree(k.rt, P(old))
+		if err := applyPatch(k.rt, t, ops); err != nil {
+			return zero, err
+		}
+		if err := k.complete(t); err != nil {
+			return zero, err
+		}
+		return k.fromTree(t), nil
+	})
+}
+
+// update stores what change makes of the resource in one atomic store Update, keeping its id and
+// creation time. lastModified moves only when something changed, so a retried request is a
+// no-op.
+func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change func(*T) (T, error)) {
+	stored, err := k.store.Update(r.Context(), r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+		nv, err := change(v)
+		if err != nil {
+			return err
+		}
+		// before is v as a client could have written it, without what the store derives
+		// (groups, members' display and type), so it compares equal to an unchanged nv.
+		before := k.fromTree(toTree(k.rt, P(v)))
+		id, meta := k.common(v)
+		for _, x := range []*T{&before, &nv} {
+			xid, xmeta := k.common(x)
+			*xid, *xmeta = *id, *meta
+		}
+		if !reflect.DeepEqual(before, nv) {
+			_, nmeta := k.common(&nv)
+			nmeta.LastModified = k.h.now()
+		}
+		*v = nv
+		return nil
+	})
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	k.respond(w, r, http.StatusOK, stored)
+}
