@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/scimsvc"
+	"github.com/visid/visid/store"
+)
+
+// tenantCreate is "idp tenant create <id> [--name N]".
+func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp tenant create", flag.ContinueOnError)
+	name := fs.String("name", "", "the tenant's display name")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := parseFlags(fs, args, stdout, stderr)
+	if err != nil {
+		return ignoreHelp(err)
+	}
+	if len(pos) != 1 {
+		return &usageError{msg: `tenant create takes one tenant id, such as: idp tenant create acme --name "Acme Corp"`}
+	}
+	if !store.ValidTenantID(pos[0]) {
+		return &usageError{msg: fmt.Sprintf("%q is not a tenant id: "+
+			"use 1 to 63 of a-z, 0-9, '-' and '_', starting with a letter or a digit", pos[0])}
+	}
+	d, err := openAdminDB(*db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return createTenant(ctx, d.Tenants, pos[0], *name, stdout)
+}
+
+// createTenant creates the tenant id and prints tenant=<id>.
+func createTenant(ctx context.Context, tenants store.Tenants, id, name string, stdout io.Writer) error {
+	err := tenants.Create(ctx, store.Tenant{ID: id, DisplayName: name, Created: time.Now()})
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("tenant %q already exists", id)
+	}
+	if err != nil {
+		return fmt.Errorf("creating tenant %q: %w", id, err)
+	}
+	fmt.Fprintf(stdout, "tenant=%s\n", id)
+	return nil
+}
+
+// apikeyCreate is "idp apikey create --tenant T [--name N]".
+func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp apikey create", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the tenant the key may use (required)")
+	name := fs.String("name", "", `a label for people, such as "Entra ID provisioning"`)
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := parseFlags(fs, args, stdout, stderr)
+	if err != nil {
+		return ignoreHelp(err)
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("apikey create: unexpected argument %q; the tenant goes in --tenant", pos[0])}
+	}
+	if *tenant == "" {
+		return &usageError{msg: "apikey create needs --tenant, such as: idp apikey create --tenant acme"}
+	}
+	if !store.ValidTenantID(*tenant) {
+		return &usageError{msg: fmt.Sprintf("--tenant %q is not a tenant id", *tenant)}
+	}
+	d, err := openAdminDB(*db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return issueKey(ctx, d.Backend, *tenant, *name, stdout, stderr)
+}
+
+// issueKey issues a SCIM API key for tenant and prints api_key_id=… and scim_api_key=…. It warns
+// on stderr when the tenant does not exist, since the key is refused until it does.
+func issueKey(ctx context.Context, b store.Backend, tenant, name string, stdout, stderr io.Writer) error {
+	if _, err := b.Tenants.Get(ctx, tenant); errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(stderr, "idp: warning: there is no tenant %q in this store; the key is refused until it is created\n", tenant)
+	} else if err != nil {
+		return fmt.Errorf("reading tenant %q: %w", tenant, err)
+	}
+	secret, key, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{Name: name, Tenants: []string{tenant}})
+	if err != nil {
+		return fmt.Errorf("issuing an API key: %w", err)
+	}
+	fmt.Fprintf(stdout, "api_key_id=%s\nscim_api_key=%s\n", key.ID, secret)
+	return nil
+}
+
+// apikeyRevoke is "idp apikey revoke <key id>".
+func apikeyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp apikey revoke", flag.ContinueOnError)
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := parseFlags(fs, args, stdout, stderr)
+	if err != nil {
+		return ignoreHelp(err)
+	}
+	if len(pos) != 1 {
+		return &usageError{msg: "apikey revoke takes one key id, such as: idp apikey revoke key_01k…"}
+	}
+	if !strings.HasPrefix(pos[0], "key_") {
+		return &usageError{msg: fmt.Sprintf("%q is not an API key id: ids start with key_ (api_key_id= when the key was created)", pos[0])}
+	}
+	d, err := openAdminDB(*db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return revokeKey(ctx, d.APIKeys, pos[0], stdout)
+}
+
+// revokeKey revokes the key id and prints api_key_id=… and revoked_at=… (the first revocation's
+// time, for a key already revoked).
+func revokeKey(ctx context.Context, keys store.APIKeys, id string, stdout io.Writer) error {
+	err := scimsvc.RevokeAPIKey(ctx, keys, id, time.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("there is no API key %q in this store", id)
+	}
+	if err != nil {
+		return fmt.Errorf("revoking API key %q: %w", id, err)
+	}
+	k, err := keys.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("reading API key %q: %w", id, err)
+	}
+	fmt.Fprintf(stdout, "api_key_id=%s\nrevoked_at=%s\n", k.ID, k.RevokedAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// openAdminDB opens the store of an admin command, warning on stderr when it does not persist.
+func openAdminDB(db string, stderr io.Writer) (*database, error) {
+	d, err := openDB(db)
+	if err != nil {
+		return nil, err
+	}
+	if !d.persistent {
+		fmt.Fprintf(stderr, "idp: warning: -db %s is an empty store that lives only while this command runs; "+
+			"nothing it does is kept (sqlite:PATH and postgres://… are to come)\n", db)
+	}
+	return d, nil
+}
+
+// ignoreHelp turns the flag.ErrHelp of -h, whose usage is printed, into success.
+func ignoreHelp(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinary builds the program and runs it as a user would: it reads the key=value lines,
+// makes a SCIM request with them, and stops the service with SIGINT.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("needs SIGINT")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command in PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "idp")
+	build := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	t.Run("serve", func(t *testing.T) {
+		cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0")
+		cmd.Stderr = t.Output()
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+
+		vars := map[string]string{}
+		r := bufio.NewReader(stdout)
+		for {
+			line, err := r.ReadString('\n')
+			require.NoError(t, err, "reading the service's stdout")
+			if line == "\n" {
+				break
+			}
+			k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
+			vars[k] = v
+		}
+		drained := make(chan struct{})
+		go func() { // the service must never block on stdout
+			_, _ = io.Copy(io.Discard, r)
+			close(drained)
+		}()
+
+		req, err := http.NewRequestWithContext(t.Context(), "GET", vars["scim_base_url"]+"/ServiceProviderConfig", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+vars["scim_api_key"])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		select {
+		case <-drained:
+		case <-time.After(shutdownTimeout + 5*time.Second):
+			t.Fatal("the service did not stop after SIGINT")
+		}
+		assert.NoError(t, cmd.Wait(), "exit status 0 after SIGINT")
+	})
+
+	t.Run("unknown command", func(t *testing.T) {
+		cmd := exec.CommandContext(t.Context(), bin, "frobnicate")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.True(t, errors.As(err, &exit), "%v", err)
+		assert.Equal(t, 2, exit.ExitCode())
+		assert.Contains(t, string(out), `idp: unknown command "frobnicate"`)
+		assert.Contains(t, string(out), "Usage:")
+	})
+}

@@ -1,0 +1,143 @@
+// Command idp is the visid identity service: the SCIM 2.0 API of scimsvc at /scim/v2/, over one
+// store, with admin subcommands for tenants and API keys.
+//
+//	go run ./examples/idp                 # serve on 127.0.0.1:8080
+//	go run ./examples/idp -addr :9000 -base-url https://id.example.com
+//	go run ./examples/idp tenant create acme --name "Acme Corp"
+//	go run ./examples/idp apikey create --tenant acme --name "Entra ID"
+//	go run ./examples/idp apikey revoke key_…
+//	go run ./examples/idp help
+//
+// On start the service creates the tenant "demo" with an API key and prints, one per line and
+// before a blank line, tenant=…, scim_base_url=… and scim_api_key=…, for scripts to read; then
+// curl commands to try. Logs go to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one stops the program at once, as by default.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// run is the program: it runs the command that args name (the service, when args are empty or
+// start with a flag) until it is done or ctx is cancelled; the service returns nil after a
+// graceful shutdown. A mistake on the command line is a *usageError.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !isHelp(args[0]) {
+		return serve(ctx, args, stdout, stderr)
+	}
+	switch cmd, rest := args[0], args[1:]; {
+	case isHelp(cmd) || cmd == "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case cmd == "tenant" && len(rest) > 0 && rest[0] == "create":
+		return tenantCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "apikey" && len(rest) > 0 && rest[0] == "create":
+		return apikeyCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "apikey" && len(rest) > 0 && rest[0] == "revoke":
+		return apikeyRevoke(ctx, rest[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "idp: unknown command %q\n\n%s", joinArgs(args, 2), usage)
+		return &usageError{msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), printed: true}
+	}
+}
+
+const usage = `Usage:
+  idp [flags]                                   run the identity service
+  idp tenant create <id> [--name N] [-db DB]    create a tenant
+  idp apikey create --tenant T [--name N] [-db DB]
+                                                issue a SCIM API key for tenant T
+  idp apikey revoke <key id> [-db DB]           revoke an API key (key_…)
+  idp help                                      print this help
+
+Flags of the service:
+  -addr HOST:PORT    the address to listen on (default 127.0.0.1:8080; port 0 picks a free port)
+  -base-url URL      the URL clients reach the service at (default http:// and the address)
+  -db DB             the store: "memory" (sqlite:PATH and postgres://… are to come)
+  -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
+
+On start the service creates the tenant "demo" with an API key and prints to stdout, one per
+line and before a blank line: tenant=…, scim_base_url=… and scim_api_key=….
+`
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h"
+}
+
+// joinArgs is up to n of args, joined by spaces, for an error message.
+func joinArgs(args []string, n int) string {
+	return strings.Join(args[:min(n, len(args))], " ")
+}
+
+// usageError is a mistake on the command line: the program exits with status 2.
+type usageError struct {
+	msg     string
+	printed bool // the message and usage have already been written to stderr
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitCode reports err on stderr, unless already reported, and returns the exit status for it:
+// 0 for nil, 2 for a *usageError, 1 for anything else.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		if !ue.printed {
+			fmt.Fprintf(stderr, "idp: %v\nRun \"idp help\" for usage.\n", err)
+		}
+		return 2
+	}
+	fmt.Fprintf(stderr, "idp: %v\n", err)
+	return 1
+}
+
+// parseFlags parses args with fs, allowing flags after positional arguments ("create acme
+// --name Acme"), and returns the positional arguments. Everything after "--" is positional.
+// -h prints the usage to stdout and returns flag.ErrHelp; any other mistake prints the message
+// and the usage to stderr and returns a *usageError.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // the callers print usage once, to the right stream
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil, err
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "\n%s", usage)
+			return nil, &usageError{msg: err.Error(), printed: true}
+		}
+		consumed := args[:len(args)-fs.NArg()]
+		args = fs.Args()
+		// Parse stops at the first positional argument, or after a "--", which it consumes.
+		if len(args) == 0 || len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(positional, args...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// service is a run of the service in this process.
+type service struct {
+	lines  []string          // the key=value lines, in order
+	vars   map[string]string // the same, by key
+	cancel context.CancelFunc
+	done   chan error
+	hints  *syncBuffer // stdout after the blank line
+}
+
+// startService runs the service on a free port with extra flags and reads its key=value lines.
+// It is stopped when the test ends, unless stop was called.
+func startService(t *testing.T, extra ...string) *service {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}, vars: map[string]string{}}
+	go func() {
+		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, extra...), pw, t.Output())
+		pw.CloseWithError(fmt.Errorf("run returned %v", err))
+		s.done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-s.done
+	})
+	r := bufio.NewReader(pr)
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "reading the service's stdout")
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" {
+			break
+		}
+		k, v, ok := strings.Cut(line, "=")
+		require.True(t, ok, "not a key=value line: %q", line)
+		s.lines = append(s.lines, line)
+		s.vars[k] = v
+	}
+	go func() { _, _ = io.Copy(s.hints, r) }() // the service must never block on stdout
+	return s
+}
+
+// stop cancels the service's context and returns what run returned.
+func (s *service) stop(t *testing.T) error {
+	t.Helper()
+	s.cancel()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(shutdownTimeout + 5*time.Second):
+		t.Fatal("run did not return after its context was cancelled")
+		return nil
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// scimRequest makes one SCIM request; key "" sends no Authorization header.
+func scimRequest(t *testing.T, method, url, key, body string) (*http.Response, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/scim+json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]any
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	}
+	return resp, out
+}
+
+func TestServe(t *testing.T) {
+	s := startService(t)
+
+	require.Len(t, s.lines, 3, "%q", s.lines)
+	assert.Equal(t, "tenant=demo", s.lines[0])
+	assert.Regexp(t, `^scim_base_url=http://127\.0\.0\.1:[1-9][0-9]*/scim/v2/demo$`, s.lines[1])
+	assert.Regexp(t, `^scim_api_key=scimkey_[0-9a-z]+_[0-9a-z]+$`, s.lines[2])
+	base, key := s.vars["scim_base_url"], s.vars["scim_api_key"]
+
+	resp, user := scimRequest(t, "POST", base+"/Users", key,
+		`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"ann@example.com"}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%v", user)
+	id, _ := user["id"].(string)
+	require.NotEmpty(t, id)
+	assert.Equal(t, base+"/Users/"+id, resp.Header.Get("Location"), "locations come from the base URL")
+
+	resp, list := scimRequest(t, "GET", base+"/Users?filter="+url.QueryEscape(`userName eq "ANN@example.com"`), key, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%v", list)
+	assert.EqualValues(t, 1, list["totalResults"])
+	require.Len(t, list["Resources"], 1)
+	assert.Equal(t, id, list["Resources"].([]any)[0].(map[string]any)["id"])
+
+	resp, body := scimRequest(t, "GET", base+"/Users", "", "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%v", body)
+
+	require.NoError(t, s.stop(t), "a cancelled context is a graceful shutdown")
+	_, err := http.Get(base + "/Users")
+	assert.Error(t, err, "the listener is closed")
+
+	hints := s.hints.String()
+	assert.Contains(t, hints, "KEY="+key+"\n", "the hints use the actual values")
+	assert.Contains(t, hints, "BASE="+base+"\n")
+	assert.Contains(t, hints, tryIt)
+}
+
+func TestServeBaseURL(t *testing.T) {
+	s := startService(t, "-base-url", "https://id.example.com/")
+	assert.Equal(t, "https://id.example.com/scim/v2/demo", s.vars["scim_base_url"])
+	require.NoError(t, s.stop(t))
+}
+
+func TestServeFlagErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+
+	for _, tt := range []struct {
+		name      string
+		args      []string
+		usage     bool     // a *usageError, exit status 2
+		mentioned []string // in the error
+	}{
+		{"db", []string{"-db", "sqlite:/tmp/idp.db"}, true, []string{`"memory"`, "sqlite:PATH", "postgres://"}},
+		{"log level", []string{"-log-level", "verbose"}, true, []string{"debug, info, warn or error"}},
+		{"base url not absolute", []string{"-base-url", "id.example.com"}, true, []string{"-base-url"}},
+		{"base url with query", []string{"-base-url", "https://id.example.com/?x=1"}, true, []string{"-base-url"}},
+		{"unknown flag", []string{"-port", "80"}, true, []string{"-port"}},
+		{"argument", []string{"-addr", "127.0.0.1:0", "extra"}, true, []string{`"extra"`}},
+		{"address in use", []string{"-addr", busy.Addr().String()}, false, []string{busy.Addr().String()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, &stdout, &stderr)
+			require.Error(t, err)
+			var ue *usageError
+			assert.Equal(t, tt.usage, errors.As(err, &ue), "%v", err)
+			for _, m := range tt.mentioned {
+				assert.Contains(t, err.Error()+stderr.String(), m)
+			}
+			assert.Empty(t, stdout.String(), "nothing for scripts on stdout")
+		})
+	}
+}
+
+func TestEnsureDemo(t *testing.T) {
+	d, err := openDB("memory")
+	require.NoError(t, err)
+	log := discardLogger()
+
+	secret, err := ensureDemo(t.Context(), d.Backend, log)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(secret, "scimkey_"))
+
+	secret, err = ensureDemo(t.Context(), d.Backend, log)
+	require.NoError(t, err, "a tenant that exists is no error")
+	assert.Empty(t, secret, "and gets no new key")
+	keys, err := d.APIKeys.List(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, keys, 1)
+}
+
+func TestPrintStartTenantExists(t *testing.T) {
+	var out bytes.Buffer
+	printStart(&out, "https://id.example.com", "", "sqlite:/var/lib/idp.db", true)
+	first, rest, _ := strings.Cut(out.String(), "\n\n")
+	assert.Equal(t, "tenant=demo\nscim_base_url=https://id.example.com/scim/v2/demo", first)
+	assert.Contains(t, rest, "already exists")
+	assert.Contains(t, rest, "apikey create --tenant demo -db sqlite:/var/lib/idp.db")
+	assert.NotContains(t, out.String(), "scim_api_key")
+}
+
+// TestREADMEQuickStart checks that the commands the service prints are the README's.
+func TestREADMEQuickStart(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for line := range strings.Lines(tryIt) {
+		line = strings.TrimPrefix(line, "  ")
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, "#") {
+			assert.True(t, strings.Contains(string(readme), line), "README.md lacks the quick start's line %q", line)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"scimkey_01abc_xyz":                   "scimkey_01abc_xyz",
+		"http://127.0.0.1:8080/scim/v2/demo":  "http://127.0.0.1:8080/scim/v2/demo",
+		"https://id.example.com/a b":          "'https://id.example.com/a b'",
+		"https://id.example.com/it's/v2/demo": `'https://id.example.com/it'\''s/v2/demo'`,
+		"":                                    "''",
+	} {
+		assert.Equal(t, want, shellQuote(in), "%q", in)
+	}
+}
