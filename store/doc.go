@@ -1,6 +1,7 @@
 // Package store is visid's persistence contract: the value types (User, Group, Tenant,
-// APIKey), the sentinel errors, and one small interface per artifact (Users, Groups, Tenants,
-// APIKeys). It has no behaviour of its own; backends implement it:
+// APIKey, and for the second factor Client, Code, Interaction), the sentinel errors, and one
+// small interface per artifact (Users, Groups, Tenants, APIKeys, Clients, Codes,
+// Interactions). It has no behaviour of its own; backends implement it:
 //
 //   - store/memstore, in memory with real indexes, for tests and embedding;
 //   - a host's own backend, which proves itself with store/storetest.Run.
@@ -8,7 +9,7 @@
 // Handlers take the interfaces, usually bundled as a Backend:
 //
 //	mem := memstore.New()
-//	b := mem.Backend() // store.Backend{Tenants: …, Users: …, Groups: …, APIKeys: …}
+//	b := mem.Backend() // store.Backend{Tenants: …, Users: …, Groups: …, APIKeys: …, Clients: …, …}
 //
 // Lists take a Query whose Filter is parsed by store/filter against the resource type in
 // store/schema; a backend that cannot run a filter itself evaluates it with filter.Match, which

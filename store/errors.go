@@ -14,4 +14,6 @@ var (
 	// ErrInvalid: an argument the store cannot accept (an empty userName, a malformed tenant
 	// id, an Update function that changed the id).
 	ErrInvalid = errors.New("invalid")
+	// ErrUsed: an authorization code was consumed before (a replay).
+	ErrUsed = errors.New("already used")
 )

@@ -108,8 +108,8 @@ type Tenants interface {
 	// List returns every tenant, ordered by id.
 	List(ctx context.Context) ([]Tenant, error)
 
-	// Delete removes the tenant with all its users and groups. ErrNotFound if it does not
-	// exist.
+	// Delete removes the tenant with all its users, groups and clients. ErrNotFound if it does
+	// not exist.
 	Delete(ctx context.Context, id string) error
 }
 
@@ -143,8 +143,11 @@ type APIKeys interface {
 // Backend bundles one backend's implementation of every store contract, as the conformance
 // suite (store/storetest) and the handlers' Configs take them.
 type Backend struct {
-	Tenants Tenants
-	Users   Users
-	Groups  Groups
-	APIKeys APIKeys
+	Tenants      Tenants
+	Users        Users
+	Groups       Groups
+	APIKeys      APIKeys
+	Clients      Clients
+	Codes        Codes
+	Interactions Interactions
 }

@@ -13,6 +13,11 @@
 // matched on the few candidates; any other filter scans the tenant with filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
 // page deep into a large tenant costs about what the first page costs.
 //
+// Clients live with their tenant, under its lock, in creation order. Authorization codes and
+// interactions are kept by hash and by id in two tables of their own, each behind its own lock;
+// a consumed code stays, marked used, until DeleteExpired removes it, so a replay is told apart
+// from an unknown code.
+//
 // A user is stored as one pointer-free row (see row.go): the garbage collector never scans it,
 // and a lookup touches one block of memory. Every value going in or out is copied, so callers
 // never share memory with the store.

@@ -14,13 +14,16 @@ import (
 // Store is the in-memory backend. Its zero value is not usable; call New. Data lives as long
 // as the Store.
 type Store struct {
-	mu      sync.RWMutex // guards tenants and the API keys
-	tenants map[string]*tenantData
-	keys    apiKeys
-	fields  *rowFields // read-only after New
+	mu           sync.RWMutex // guards tenants and the API keys
+	tenants      map[string]*tenantData
+	keys         apiKeys
+	codes        codeTable        // behind its own lock
+	interactions interactionTable // behind its own lock
+	fields       *rowFields       // read-only after New
 }
 
-// tenantData holds one tenant's users and groups behind its own lock, so tenants do not contend.
+// tenantData holds one tenant's users, groups and clients behind its own lock, so tenants do
+// not contend.
 type tenantData struct {
 	mu      sync.RWMutex
 	info    store.Tenant
@@ -35,16 +38,32 @@ type tenantData struct {
 	groupByID    map[string]*groupRec
 	groupByName  map[string][]*groupRec // schema.Fold(displayName)
 	groupByExtID map[string][]*groupRec
+	clients      seq[*clientRec]
+	clientByID   map[string]*clientRec
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{tenants: make(map[string]*tenantData), fields: newRowFields(), keys: apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}}}
+	return &Store{
+		tenants:      make(map[string]*tenantData),
+		fields:       newRowFields(),
+		keys:         apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}},
+		codes:        codeTable{byHash: map[[32]byte]*codeRec{}},
+		interactions: interactionTable{byID: map[string]*store.Interaction{}},
+	}
 }
 
 // Backend returns the store's implementation of every store contract.
 func (s *Store) Backend() store.Backend {
-	return store.Backend{Tenants: s.Tenants(), Users: s.Users(), Groups: s.Groups(), APIKeys: s.APIKeys()}
+	return store.Backend{
+		Tenants:      s.Tenants(),
+		Users:        s.Users(),
+		Groups:       s.Groups(),
+		APIKeys:      s.APIKeys(),
+		Clients:      s.Clients(),
+		Codes:        s.Codes(),
+		Interactions: s.Interactions(),
+	}
 }
 
 // Tenants returns the store's store.Tenants.
@@ -58,6 +77,15 @@ func (s *Store) Groups() *Groups { return &Groups{s} }
 
 // APIKeys returns the store's store.APIKeys.
 func (s *Store) APIKeys() *APIKeys { return &APIKeys{s} }
+
+// Clients returns the store's store.Clients.
+func (s *Store) Clients() *Clients { return &Clients{s} }
+
+// Codes returns the store's store.Codes.
+func (s *Store) Codes() *Codes { return &Codes{s} }
+
+// Interactions returns the store's store.Interactions.
+func (s *Store) Interactions() *Interactions { return &Interactions{s} }
 
 // Tenants implements store.Tenants.
 type Tenants struct{ s *Store }
@@ -87,6 +115,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		groupByID:    map[string]*groupRec{},
 		groupByName:  map[string][]*groupRec{},
 		groupByExtID: map[string][]*groupRec{},
+		clientByID:   map[string]*clientRec{},
 	}
 	return nil
 }
@@ -192,7 +221,7 @@ func get[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*
 	return out, err
 }
 
-// update is the read-modify-write of Users.Update and Groups.Update, under the tenant's write
+// update is the read-modify-write of Users.Update, Groups.Update and Clients.Update, under the tenant's write
 // lock: fn gets a copy of the record, apply checks what fn left and stores it, and nothing
 // changes unless both succeed. It returns the record as stored.
 func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(*tenantData, R, *T) error) (*T, error) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,15 @@ func concurrencyTests() []test {
 		{"CreateSameAPIKeyHash", testConcurrentCreateSameAPIKeyHash},
 		{"TouchKeepsLatest", testConcurrentTouch},
 		{"UserDeleteRacesMemberAdd", testConcurrentDeleteRacesMemberAdd},
+		{"ClientUpdatesAllTakeEffect", testConcurrentClientUpdates},
+		{"CreateSameClientID", testConcurrentCreateSameClientID},
+		{"CodeConsumedOnce20", testConcurrentConsume(20)},
+		{"CodeConsumedOnce200", testConcurrentConsume(200)},
+		{"CodesConsumedOnceEach", testConcurrentConsumeManyCodes},
+		{"CreateSameCodeHash", testConcurrentCreateSameCodeHash},
+		{"InteractionTakenOnce", testConcurrentTake},
+		{"InteractionUpdatesAllTakeEffect", testConcurrentInteractionUpdates},
+		{"CreateSameInteractionID", testConcurrentCreateSameInteractionID},
 	}
 }
 
@@ -268,4 +278,178 @@ func testConcurrentDeleteRacesMemberAdd(t *testing.T, b store.Backend) {
 	p, err := b.Groups.List(ctx(), acme, store.Query{Filter: parseGroups(t, `members pr`), Count: -1})
 	require.NoError(t, err)
 	assert.Empty(t, groupNames(p.Resources))
+}
+
+// Clients.Update: no other write to the client comes between fn's read and the write, so
+// concurrent Updates that each add a redirect URI all take effect.
+func testConcurrentClientUpdates(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := mustClient(t, b, newClient(acme, "", "shop"))
+	const n = 50
+	errs := parallel(n, func(i int) error {
+		_, err := b.Clients.Update(ctx(), acme, c.ID, func(c *store.Client) error {
+			c.RedirectURIs = append(c.RedirectURIs, fmt.Sprintf("https://shop.example.com/cb/%02d", i))
+			return nil
+		})
+		return err
+	})
+	want := slices.Clone(c.RedirectURIs)
+	for i, err := range errs {
+		assert.NoError(t, err, "Update %d", i)
+		want = append(want, fmt.Sprintf("https://shop.example.com/cb/%02d", i))
+	}
+	assert.Equal(t, sorted(want...), sorted(mustGetClient(t, b, acme, c.ID).RedirectURIs...))
+}
+
+// Clients.Create: of concurrent creates with one caller-set id exactly one succeeds; the others
+// get ErrConflict.
+func testConcurrentCreateSameClientID(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	const n = 50
+	errs := parallel(n, func(i int) error {
+		_, err := b.Clients.Create(ctx(), newClient(acme, "client_same", fmt.Sprintf("client%02d", i)))
+		return err
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	assert.Equal(t, []string{fmt.Sprintf("client%02d", winner)}, clientNames(allClients(t, b, acme)))
+	assert.Equal(t, fmt.Sprintf("client%02d", winner), mustGetClient(t, b, acme, "client_same").Name)
+}
+
+// Codes.Consume: of n concurrent Consumes of one code exactly one returns the grant with a nil
+// error; the others return the grant with ErrUsed, and so does every later Consume until
+// DeleteExpired removes the code; then Consume reports ErrNotFound.
+func testConcurrentConsume(n int) func(t *testing.T, b store.Backend) {
+	return func(t *testing.T, b store.Backend) {
+		mustTenant(t, b, acme)
+		code := newCode(acme, "client_1", "code_race")
+		mustCode(t, b, code)
+		grants := make([]*store.Code, n)
+		errs := parallel(n, func(i int) error {
+			var err error
+			grants[i], err = b.Codes.Consume(ctx(), code.Hash)
+			return err
+		})
+		exactlyOneWins(t, errs, store.ErrUsed)
+		want := normCode(code)
+		for i, g := range grants {
+			if assert.NotNil(t, g, "Consume %d returned no grant (error %v)", i, errs[i]) {
+				assert.Equal(t, want, normCode(*g), "Consume %d's grant (error %v)", i, errs[i])
+			}
+		}
+		consumeUsed(t, b, code, "a later Consume")
+		n, err := b.Codes.DeleteExpired(ctx(), code.Expires)
+		require.NoError(t, err)
+		assert.Zero(t, n, "DeleteExpired at the code's expiry")
+		consumeUsed(t, b, code, "after DeleteExpired at the code's expiry")
+		n, err = b.Codes.DeleteExpired(ctx(), code.Expires.Add(time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "DeleteExpired past the code's expiry")
+		consumeNotFound(t, b, code.Hash, "after DeleteExpired past the code's expiry")
+	}
+}
+
+// Codes.Consume: codes consumed at the same time do not affect each other; each is consumed
+// exactly once, with its own grant.
+func testConcurrentConsumeManyCodes(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	const codes, each = 20, 10
+	var all []store.Code
+	for i := range codes {
+		c := newCode(acme, fmt.Sprintf("client_%02d", i), fmt.Sprintf("code_%02d", i))
+		mustCode(t, b, c)
+		all = append(all, c)
+	}
+	grants := make([]*store.Code, codes*each)
+	errs := parallel(codes*each, func(i int) error {
+		var err error
+		grants[i], err = b.Codes.Consume(ctx(), all[i%codes].Hash)
+		return err
+	})
+	for c := range codes {
+		var mine []error
+		for i := c; i < codes*each; i += codes {
+			mine = append(mine, errs[i])
+			if assert.NotNil(t, grants[i], "Consume %d of code %d returned no grant", i/codes, c) {
+				assert.Equal(t, normCode(all[c]), normCode(*grants[i]), "Consume %d of code %d", i/codes, c)
+			}
+		}
+		exactlyOneWins(t, mine, store.ErrUsed)
+	}
+}
+
+// Codes.Create: of concurrent creates of one hash exactly one succeeds; the others get
+// ErrConflict.
+func testConcurrentCreateSameCodeHash(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	const n = 50
+	errs := parallel(n, func(i int) error {
+		c := newCode(acme, fmt.Sprintf("client_%02d", i), "code_same")
+		return b.Codes.Create(ctx(), c)
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	got, err := b.Codes.Consume(ctx(), secretHash("code_same"))
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("client_%02d", winner), got.ClientID)
+}
+
+// Interactions.Take: of concurrent Takes of one interaction exactly one succeeds; the others
+// get ErrNotFound.
+func testConcurrentTake(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	in := newInteraction(acme, "race")
+	mustInteraction(t, b, in)
+	const n = 50
+	taken := make([]*store.Interaction, n)
+	errs := parallel(n, func(i int) error {
+		var err error
+		taken[i], err = b.Interactions.Take(ctx(), in.ID)
+		return err
+	})
+	winner := exactlyOneWins(t, errs, store.ErrNotFound)
+	require.NotNil(t, taken[winner])
+	assert.Equal(t, normInteraction(in), normInteraction(*taken[winner]))
+	_, err := b.Interactions.Get(ctx(), in.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "Get after Take")
+}
+
+// Interactions.Update: no other write to the interaction comes between fn's read and the write,
+// so concurrent Updates that each add to AuthState all take effect.
+func testConcurrentInteractionUpdates(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	in := newInteraction(acme, "one")
+	in.AuthState = nil
+	mustInteraction(t, b, in)
+	const n = 50
+	errs := parallel(n, func(i int) error {
+		_, err := b.Interactions.Update(ctx(), in.ID, func(in *store.Interaction) error {
+			in.AuthState = append(in.AuthState, byte(i))
+			return nil
+		})
+		return err
+	})
+	var want []byte
+	for i, err := range errs {
+		assert.NoError(t, err, "Update %d", i)
+		want = append(want, byte(i))
+	}
+	got := slices.Clone(mustGetInteraction(t, b, in.ID).AuthState)
+	slices.Sort(got)
+	assert.Equal(t, want, got)
+}
+
+// Interactions.Create: of concurrent creates of one id, in one tenant or another, exactly one
+// succeeds; the others get ErrConflict.
+func testConcurrentCreateSameInteractionID(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	const n = 50
+	id := interactionID("same")
+	errs := parallel(n, func(i int) error {
+		in := newInteraction([]string{acme, globex}[i%2], fmt.Sprintf("same%02d", i))
+		in.ID = id
+		return b.Interactions.Create(ctx(), in)
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	got := mustGetInteraction(t, b, id)
+	assert.Equal(t, fmt.Sprintf("user_same%02d", winner), got.Subject)
 }

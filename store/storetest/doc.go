@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite of the store contracts (store.Tenants,
-// store.Users, store.Groups, store.APIKeys). Every backend runs it from its own tests; it is the
-// only place the contracts are tested:
+// store.Users, store.Groups, store.APIKeys, store.Clients, store.Codes, store.Interactions).
+// Every backend runs it from its own tests; it is the only place the contracts are tested:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Backend {
@@ -14,9 +14,11 @@
 // calling Run, when it has no address to connect to.
 //
 // The subtests are named after the contract sentence they check, grouped by interface:
-// Tenants/…, Users/…, Groups/…, APIKeys/…, Paging/… (Query and listing order), Filters/… (a
-// table of SCIM filters over a fixed data set, with the exact expected results) and
-// Concurrency/…. Run a single one with, for example,
+// Tenants/…, Users/…, Groups/…, APIKeys/…, Clients/…, Codes/…, Interactions/…, Paging/… (Query
+// and listing order), Filters/… (a table of SCIM filters over a fixed data set, with the exact
+// expected results) and Concurrency/… (every "concurrent" sentence, run with many goroutines
+// released at once: for example exactly one of 20, and of 200, concurrent Codes.Consume of one
+// code wins). Run a single one with, for example,
 //
 //	go test -run 'TestConformance/Users/UpdateFnErrorStoresNothing' ./store/memstore
 //

@@ -39,6 +39,9 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Users", userTests()},
 		{"Groups", groupTests()},
 		{"APIKeys", apiKeyTests()},
+		{"Clients", clientTests()},
+		{"Codes", codeTests()},
+		{"Interactions", interactionTests()},
 		{"Paging", pagingTests()},
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
@@ -68,6 +71,9 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Users", b.Users == nil},
 		{"Groups", b.Groups == nil},
 		{"APIKeys", b.APIKeys == nil},
+		{"Clients", b.Clients == nil},
+		{"Codes", b.Codes == nil},
+		{"Interactions", b.Interactions == nil},
 	} {
 		if f.nil {
 			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)

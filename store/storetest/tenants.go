@@ -23,6 +23,7 @@ func tenantTests() []test {
 		{"DeleteGet", testTenantDeleteGet},
 		{"DeleteNotFound", testTenantDeleteNotFound},
 		{"DeleteRemovesUsersAndGroups", testTenantDeleteRemovesUsersAndGroups},
+		{"DeleteRemovesClients", testTenantDeleteRemovesClients},
 		{"DeleteKeepsOtherTenants", testTenantDeleteKeepsOtherTenants},
 	}
 }
@@ -173,4 +174,33 @@ func testTenantDeleteKeepsOtherTenants(t *testing.T, b store.Backend) {
 	got := mustGetGroup(t, b, globex, g.ID)
 	assert.Equal(t, []string{bob.ID}, memberValues(got))
 	assert.Equal(t, []string{g.ID}, groupRefValues(mustGetUser(t, b, globex, bob.ID)))
+}
+
+// Delete removes the tenant with all its clients: they are not found, the tenant's client list
+// reports ErrNotFound, a tenant created again with the same id starts without clients, and the
+// other tenants' clients stay.
+func testTenantDeleteRemovesClients(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	shop := mustClient(t, b, newClient(acme, "", "shop"))
+	blog := mustClient(t, b, newClient(globex, "", "blog"))
+	require.NoError(t, b.Tenants.Delete(ctx(), acme))
+
+	_, err := b.Clients.Get(ctx(), acme, shop.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "Clients.Get after the tenant's Delete")
+	_, err = b.Clients.List(ctx(), acme)
+	require.ErrorIs(t, err, store.ErrNotFound, "Clients.List after the tenant's Delete")
+	_, err = b.Clients.Update(ctx(), acme, shop.ID, func(c *store.Client) error { c.Name = "x"; return nil })
+	require.ErrorIs(t, err, store.ErrNotFound, "Clients.Update after the tenant's Delete")
+	require.ErrorIs(t, b.Clients.Delete(ctx(), acme, shop.ID), store.ErrNotFound, "Clients.Delete after the tenant's Delete")
+
+	mustTenant(t, b, acme)
+	assert.Empty(t, allClients(t, b, acme), "a recreated tenant has no clients")
+	_, err = b.Clients.Get(ctx(), acme, shop.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "Clients.Get of a client of the deleted tenant")
+	again := mustClient(t, b, newClient(acme, shop.ID, "shop again"))
+	assert.Equal(t, shop.ID, again.ID, "the deleted client's id is free again")
+
+	assert.Equal(t, normClient(*blog), normClient(*mustGetClient(t, b, globex, blog.ID)), "the other tenant's client")
+	assert.Equal(t, []string{"blog"}, clientNames(allClients(t, b, globex)))
 }
