@@ -1,0 +1,244 @@
+package oidc2fa
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// maxFormBytes bounds the body of a POSTed authorization request or login form.
+const maxFormBytes = 64 << 10
+
+// authorize is the authorization endpoint (OpenID Connect Core §3.1.2). Errors about the tenant,
+// the client or the redirect URI render a page and never redirect; every other error is sent to
+// the registered redirect URI with state and iss.
+func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant string) {
+	ctx := r.Context()
+	params, err := requestParams(w, r)
+	if err != nil {
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request could not be read."))
+		return
+	}
+	if !store.ValidTenantID(tenant) {
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no known organisation."))
+		return
+	}
+	if _, err := p.cfg.Tenants.Get(ctx, tenant); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no known organisation."))
+		} else {
+			p.internal(w, r, err)
+		}
+		return
+	}
+	clientID, ok := single(params, "client_id")
+	if !ok || clientID == "" {
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no application (client_id)."))
+		return
+	}
+	client, err := p.cfg.Clients.Get(ctx, tenant, clientID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names an unknown application (client_id)."))
+		} else {
+			p.internal(w, r, err)
+		}
+		return
+	}
+	redirectURI, ok := single(params, "redirect_uri")
+	if !ok || !slices.Contains(client.RedirectURIs, redirectURI) {
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request's redirect_uri is missing or is not registered for this application."))
+		return
+	}
+	// From here on the redirect URI is trusted: errors go back to the client.
+	state := params.Get("state")
+	fail := func(e *oauthError) { p.redirectError(w, r, redirectURI, state, tenant, e) }
+	if e := checkAuthorizeParams(params); e != nil {
+		fail(e)
+		return
+	}
+	hint := params.Get("login_hint")
+	if hint == "" {
+		hint = params.Get("email_hint")
+	}
+	subject, err := p.resolveHint(r, tenant, hint)
+	if err != nil {
+		p.log.ErrorContext(ctx, "resolving login_hint failed", "tenant", tenant, "err", err)
+		fail(newError(errServerError, "the login hint could not be resolved"))
+		return
+	}
+	in := store.Interaction{
+		ID:          randomToken(),
+		Tenant:      tenant,
+		ClientID:    client.ID,
+		RedirectURI: redirectURI,
+		State:       state,
+		Nonce:       params.Get("nonce"),
+		Challenge:   params.Get("code_challenge"),
+		LoginHint:   hint,
+		Subject:     subject,
+		Created:     p.now(),
+	}
+	in.Expires = in.Created.Add(p.loginLife)
+	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
+		p.log.ErrorContext(ctx, "storing an interaction failed", "tenant", tenant, "err", err)
+		fail(newError(errServerError, "the sign-in could not be started"))
+		return
+	}
+	p.bind(w, &in)
+	secureHeaders(w.Header())
+	w.Header().Set("Location", p.loginPath(&in, ""))
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// checkAuthorizeParams checks everything but the client and redirect URI, in the order the
+// errors are reported.
+func checkAuthorizeParams(params url.Values) *oauthError {
+	for name, vs := range params {
+		if len(vs) > 1 {
+			return newError(errInvalidRequest, "the parameter %s is given more than once", name)
+		}
+	}
+	if params.Has("request") {
+		return newError(errRequestNotSupported, "request objects are not supported")
+	}
+	if params.Has("request_uri") {
+		return newError(errRequestURINotSupported, "request_uri is not supported")
+	}
+	switch rt := params.Get("response_type"); {
+	case rt == "":
+		return newError(errInvalidRequest, "response_type is required")
+	case rt != "code":
+		return newError(errUnsupportedResponseType, "only response_type=code is supported")
+	}
+	scopes := strings.Fields(params.Get("scope"))
+	if !slices.Contains(scopes, "openid") || !slices.Contains(scopes, "2fa") {
+		return newError(errInvalidScope, "the scope must contain openid and 2fa")
+	}
+	if slices.Contains(strings.Fields(params.Get("prompt")), "none") {
+		return newError(errLoginRequired, "the second factor always needs the user")
+	}
+	if params.Get("code_challenge_method") != "S256" {
+		return newError(errInvalidRequest, "PKCE is required: code_challenge_method must be S256")
+	}
+	if !validChallenge(params.Get("code_challenge")) {
+		return newError(errInvalidRequest, "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)")
+	}
+	if params.Get("state") == "" {
+		return newError(errInvalidRequest, "state is required")
+	}
+	if params.Get("nonce") == "" {
+		return newError(errInvalidRequest, "nonce is required")
+	}
+	hint, email := params.Get("login_hint"), params.Get("email_hint")
+	switch {
+	case hint == "" && email == "":
+		return newError(errInvalidRequest, "login_hint is required: the second factor authenticates the user the first factor identified")
+	case hint != "" && email != "" && hint != email:
+		return newError(errInvalidRequest, "login_hint and email_hint name different users")
+	case len(hint) > 512 || len(email) > 512:
+		return newError(errInvalidRequest, "login_hint is too long")
+	}
+	return nil
+}
+
+// validChallenge reports whether s is a base64url-encoded SHA-256 (RFC 7636 §4.2).
+func validChallenge(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+// requestParams returns the parameters of an authorization request: the query of a GET, the
+// form of a POST.
+func requestParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
+	if r.Method != http.MethodPost {
+		return r.URL.Query(), nil
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	return r.PostForm, nil
+}
+
+// single returns the one value of a parameter; ok is false when it is absent or repeated.
+func single(params url.Values, name string) (string, bool) {
+	vs := params[name]
+	if len(vs) != 1 {
+		return "", false
+	}
+	return vs[0], true
+}
+
+// resolveHint returns the id of the tenant's user that hint names by userName, id or primary
+// email, or "" when it names none: the login pages look the same either way.
+func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, error) {
+	ctx := r.Context()
+	if strings.HasPrefix(hint, "user_") {
+		u, err := p.cfg.Users.Get(ctx, tenant, hint)
+		if err == nil {
+			return u.ID, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+	}
+	for _, f := range []string{
+		`userName eq ` + quote(hint),
+		`emails[value eq ` + quote(hint) + ` and primary eq true]`,
+	} {
+		expr, err := filter.Parse(f, schema.User())
+		if err != nil {
+			return "", nil // a hint that cannot be written as a filter names nobody
+		}
+		page, err := p.cfg.Users.List(ctx, tenant, store.Query{Filter: expr, StartIndex: 1, Count: 2})
+		if err != nil {
+			return "", err
+		}
+		if page.TotalResults == 1 {
+			return page.Resources[0].ID, nil
+		}
+	}
+	return "", nil
+}
+
+// quote writes s as a filter string literal.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[c>>4])
+			b.WriteByte("0123456789abcdef"[c&0xf])
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// randomToken is 256 random bits, base64url-encoded.
+func randomToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("oidc2fa: reading random bytes: " + err.Error()) // crypto/rand never fails on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

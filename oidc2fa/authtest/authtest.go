@@ -1,0 +1,84 @@
+// Package authtest is an oidc2fa.Authenticator for tests only: it proves nothing about the
+// person at the browser. Never use it in a service.
+//
+// Its login page shows the hinted user and two buttons, "Approve" and "Deny", posted with the
+// interaction's CSRF token; with AutoApprove it approves on the first visit without a page, so a
+// test can follow redirects straight from the authorization request to the client's callback.
+package authtest
+
+import (
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/visid/visid/oidc2fa"
+)
+
+// Authenticator approves or denies as the test asks.
+type Authenticator struct {
+	// AutoApprove approves the hinted user on the first visit, without a page.
+	AutoApprove bool
+	// Methods are reported as Success.Methods. nil: []string{"test"}.
+	Methods []string
+	// Now gives Success.AuthTime. nil: time.Now.
+	Now func() time.Time
+	// Subject, when set, is reported instead of the hinted user, to test that the provider
+	// refuses another subject.
+	Subject string
+}
+
+var page = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Test login</title></head><body>
+<h1>Test login for {{.Client}}</h1>
+<p>User: {{.User}}</p>
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="{{.Field}}" value="{{.CSRF}}">
+<button name="decision" value="approve">Approve</button>
+<button name="decision" value="deny">Deny</button>
+<button name="decision" value="cancel">Cancel</button>
+</form></body></html>
+`))
+
+// ServeLogin implements oidc2fa.Authenticator.
+func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login) {
+	if r.Method == http.MethodPost || a.AutoApprove {
+		decision := r.PostFormValue("decision")
+		if a.AutoApprove {
+			decision = "approve"
+		}
+		switch {
+		case decision == "cancel":
+			l.Fail(w, r, oidc2fa.Cancelled)
+		case decision != "approve" || l.User == nil || !l.User.Active:
+			l.Fail(w, r, oidc2fa.Denied)
+		default:
+			a.approve(w, r, l)
+		}
+		return
+	}
+	user := "(unknown)"
+	if l.User != nil {
+		user = l.User.UserName
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = page.Execute(w, map[string]string{
+		"Client": l.Client.Name, "User": user, "Action": l.Path(""),
+		"Field": oidc2fa.CSRFField, "CSRF": l.CSRFToken,
+	})
+}
+
+func (a *Authenticator) approve(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	methods := a.Methods
+	if methods == nil {
+		methods = []string{"test"}
+	}
+	subject := l.Subject
+	if a.Subject != "" {
+		subject = a.Subject
+	}
+	l.Succeed(w, r, oidc2fa.Success{Subject: subject, AuthTime: now(), Methods: methods})
+}

@@ -1,0 +1,142 @@
+package oidc2fa
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// ClientSpec describes a client to register.
+type ClientSpec struct {
+	Tenant      string
+	Name        string // shown on the login pages
+	Description string
+	// RedirectURIs are where the browser may be sent back, compared exactly: absolute URLs,
+	// https, or http only for a loopback host (127.0.0.1, [::1], localhost), without fragment.
+	RedirectURIs []string
+	// Now is the registration time. Zero: time.Now().
+	Now time.Time
+}
+
+// RegisterClient registers a client and returns its secret, which is shown this once: only its
+// SHA-256 is stored. The client authenticates to the token endpoint with its id (c.ID) and this
+// secret. Errors wrap store.ErrInvalid for a bad spec and store.ErrNotFound for an unknown
+// tenant.
+func RegisterClient(ctx context.Context, clients store.Clients, spec ClientSpec) (secret string, c *store.Client, err error) {
+	if strings.TrimSpace(spec.Name) == "" {
+		return "", nil, fmt.Errorf("oidc2fa: a client needs a name: %w", store.ErrInvalid)
+	}
+	if len(spec.RedirectURIs) == 0 {
+		return "", nil, fmt.Errorf("oidc2fa: a client needs at least one redirect URI: %w", store.ErrInvalid)
+	}
+	for _, u := range spec.RedirectURIs {
+		if err := ValidateRedirectURI(u); err != nil {
+			return "", nil, err
+		}
+	}
+	now := spec.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	secret, hash, err := newSecret()
+	if err != nil {
+		return "", nil, err
+	}
+	c, err = clients.Create(ctx, store.Client{
+		Tenant:        spec.Tenant,
+		Name:          spec.Name,
+		Description:   spec.Description,
+		RedirectURIs:  slices.Clone(spec.RedirectURIs),
+		SecretHash:    hash,
+		Created:       now,
+		SecretRotated: now,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, c, nil
+}
+
+// RotateClientSecret gives the client a new secret, returned this once; the old one stops
+// working at once.
+func RotateClientSecret(ctx context.Context, clients store.Clients, tenant, id string, now time.Time) (secret string, c *store.Client, err error) {
+	secret, hash, err := newSecret()
+	if err != nil {
+		return "", nil, err
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	c, err = clients.Update(ctx, tenant, id, func(c *store.Client) error {
+		c.SecretHash, c.SecretRotated = hash, now
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, c, nil
+}
+
+// ListClients returns the tenant's clients in registration order.
+func ListClients(ctx context.Context, clients store.Clients, tenant string) ([]store.Client, error) {
+	return clients.List(ctx, tenant)
+}
+
+// DeleteClient removes a client; its codes can no longer be redeemed.
+func DeleteClient(ctx context.Context, clients store.Clients, tenant, id string) error {
+	return clients.Delete(ctx, tenant, id)
+}
+
+// ValidateRedirectURI checks a redirect URI for registration: absolute, https (or http for a
+// loopback host), with a host, without fragment or user info. Errors wrap store.ErrInvalid.
+func ValidateRedirectURI(s string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("oidc2fa: redirect URI %q %s: %w", s, why, store.ErrInvalid)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return bad("is not a URL")
+	case !u.IsAbs() || u.Host == "":
+		return bad("is not absolute")
+	case strings.Contains(s, "#"):
+		return bad("has a fragment")
+	case u.User != nil:
+		return bad("carries user info")
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && loopback(u.Hostname()):
+		return nil
+	case u.Scheme == "http":
+		return bad("uses http for a host that is not loopback; use https")
+	}
+	return bad("must use https")
+}
+
+// loopback reports whether host is a loopback address or localhost.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newSecret returns a client secret ("secret_" and 256 random bits) and its SHA-256.
+func newSecret() (string, [32]byte, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", [32]byte{}, fmt.Errorf("oidc2fa: reading random bytes: %w", err)
+	}
+	s := "secret_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
+	return s, sha256.Sum256([]byte(s)), nil
+}

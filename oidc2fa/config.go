@@ -1,0 +1,175 @@
+package oidc2fa
+
+import (
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// Defaults and bounds of Config.
+const (
+	// DefaultCodeLifetime is how long an authorization code may be redeemed when
+	// Config.CodeLifetime is 0.
+	DefaultCodeLifetime = 60 * time.Second
+	// MaxCodeLifetime is the longest Config.CodeLifetime New accepts.
+	MaxCodeLifetime = 10 * time.Minute
+	// DefaultIDTokenLifetime is the lifetime of an ID token when Config.IDTokenLifetime is 0.
+	DefaultIDTokenLifetime = time.Hour
+	// DefaultInteractionLifetime is how long a person has to finish the login pages when
+	// Config.InteractionLifetime is 0.
+	DefaultInteractionLifetime = 10 * time.Minute
+	// DefaultDiscoveryMaxAge is the Cache-Control max-age of the discovery document when
+	// Config.DiscoveryMaxAge is 0.
+	DefaultDiscoveryMaxAge = time.Hour
+	// DefaultJWKSMaxAge is the Cache-Control max-age of the JWKS when Config.JWKSMaxAge is 0;
+	// keep it well below the signer's key retention, so clients see a new key before old
+	// tokens stop verifying.
+	DefaultJWKSMaxAge = 5 * time.Minute
+)
+
+// Config configures the provider. The stores, Authenticator, Signer and BaseURL are required;
+// every other field has the default its comment gives.
+type Config struct {
+	// Tenants, Users, Clients, Codes and Interactions are the stores the provider reads and
+	// writes; a store.Backend holds them all. Users resolves login_hint.
+	Tenants      store.Tenants
+	Users        store.Users
+	Clients      store.Clients
+	Codes        store.Codes
+	Interactions store.Interactions
+
+	// Authenticator runs the login pages: the second factor itself.
+	Authenticator Authenticator
+	// Signer signs ID tokens and lists the keys of the JWKS; KeyRing is the default.
+	Signer Signer
+
+	// BaseURL is the absolute URL at which the handler is mounted, such as
+	// "https://id.example.com/oidc". The issuer of tenant T is BaseURL/T, and every endpoint is
+	// under BaseURL. The request's Host header is never used.
+	BaseURL string
+
+	// CookieKey keys the HMAC of the cookie that binds an interaction to its browser and of the
+	// login pages' CSRF tokens; at least 32 bytes. Instances behind one load balancer need the
+	// same key. nil: 32 random bytes per New, so interactions do not survive a restart and
+	// cannot move between instances.
+	CookieKey []byte
+
+	// CodeLifetime is how long a code may be redeemed; 0: DefaultCodeLifetime; at most
+	// MaxCodeLifetime.
+	CodeLifetime time.Duration
+	// IDTokenLifetime sets exp = iat + IDTokenLifetime; 0: DefaultIDTokenLifetime. The signer
+	// must keep retired keys published at least this long.
+	IDTokenLifetime time.Duration
+	// InteractionLifetime is how long the login pages of one authorization request stay usable;
+	// 0: DefaultInteractionLifetime.
+	InteractionLifetime time.Duration
+	// DiscoveryMaxAge and JWKSMaxAge are the Cache-Control max-age of the discovery document
+	// and of the JWKS; 0: DefaultDiscoveryMaxAge and DefaultJWKSMaxAge.
+	DiscoveryMaxAge time.Duration
+	JWKSMaxAge      time.Duration
+
+	// AMR, when not nil, is the amr claim of every ID token. nil: the methods the
+	// Authenticator reports in Success.Methods (RFC 8176 values where one fits).
+	AMR []string
+
+	// Logger receives the provider's logs: failures at Error, refused requests at Debug,
+	// replayed codes at Warn. Codes, secrets and tokens are never logged. nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for codes, interactions and tokens. nil: time.Now.
+	Now func() time.Time
+}
+
+// provider is the OpenID provider of one Config.
+type provider struct {
+	cfg       Config
+	base      string // BaseURL without a trailing slash
+	basePath  string // the path of BaseURL, for cookie paths and login links
+	secure    bool   // BaseURL is https: cookies are Secure
+	log       *slog.Logger
+	now       func() time.Time
+	cookieKey []byte
+	codeLife  time.Duration
+	tokenLife time.Duration
+	loginLife time.Duration
+	discAge   time.Duration
+	jwksAge   time.Duration
+}
+
+// New returns the second-factor OpenID provider of cfg as an http.Handler. Its paths are
+// relative to where it is mounted:
+//
+//	GET|POST /authorize/{tenant}
+//	POST     /token/{tenant}
+//	GET      /jwks/{tenant}
+//	GET      /{tenant}/.well-known/openid-configuration
+//	GET|POST /login/{tenant}/{interaction}[/…]   the Authenticator's pages
+//
+// Mount it with http.StripPrefix under the path of BaseURL. New starts no goroutines.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Tenants == nil || cfg.Users == nil || cfg.Clients == nil || cfg.Codes == nil || cfg.Interactions == nil {
+		return nil, errors.New("oidc2fa: Config.Tenants, Users, Clients, Codes and Interactions are required")
+	}
+	if cfg.Authenticator == nil {
+		return nil, errors.New("oidc2fa: Config.Authenticator is required")
+	}
+	if cfg.Signer == nil {
+		return nil, errors.New("oidc2fa: Config.Signer is required (NewKeyRing makes one)")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, errors.New("oidc2fa: Config.BaseURL must be an absolute http or https URL without query or fragment")
+	}
+	if cfg.CookieKey != nil && len(cfg.CookieKey) < 32 {
+		return nil, errors.New("oidc2fa: Config.CookieKey must be at least 32 bytes")
+	}
+	if cfg.CodeLifetime < 0 || cfg.CodeLifetime > MaxCodeLifetime {
+		return nil, errors.New("oidc2fa: Config.CodeLifetime must be between 0 and 10 minutes")
+	}
+	if cfg.IDTokenLifetime < 0 || cfg.InteractionLifetime < 0 || cfg.DiscoveryMaxAge < 0 || cfg.JWKSMaxAge < 0 {
+		return nil, errors.New("oidc2fa: Config durations must not be negative")
+	}
+	p := &provider{
+		cfg:       cfg,
+		base:      strings.TrimRight(cfg.BaseURL, "/"),
+		basePath:  strings.TrimRight(u.EscapedPath(), "/"),
+		secure:    u.Scheme == "https",
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		cookieKey: cfg.CookieKey,
+		codeLife:  or(cfg.CodeLifetime, DefaultCodeLifetime),
+		tokenLife: or(cfg.IDTokenLifetime, DefaultIDTokenLifetime),
+		loginLife: or(cfg.InteractionLifetime, DefaultInteractionLifetime),
+		discAge:   or(cfg.DiscoveryMaxAge, DefaultDiscoveryMaxAge),
+		jwksAge:   or(cfg.JWKSMaxAge, DefaultJWKSMaxAge),
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.cookieKey == nil {
+		p.cookieKey = make([]byte, 32)
+		if _, err := rand.Read(p.cookieKey); err != nil {
+			return nil, err
+		}
+	}
+	return p.recoverer(http.HandlerFunc(p.route)), nil
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// issuer is the issuer of tenant.
+func (p *provider) issuer(tenant string) string { return p.base + "/" + tenant }

@@ -1,0 +1,44 @@
+// Package oidc2fa is an OpenID Connect provider for a second factor, as an http.Handler to mount
+// on the host's own mux.
+//
+// A relying application that has checked a first factor (a password) sends the browser to
+// {BaseURL}/authorize/{tenant} with scope "openid 2fa", PKCE (S256), state, nonce and login_hint
+// naming the user. The provider stores the request as an interaction bound to the browser, and
+// its Authenticator — the image-based login of oidc2fa/picture, or the host's own — proves that
+// the same user is at the browser. The browser then goes back to the client's redirect URI with a
+// code (303), and the client redeems it at {BaseURL}/token/{tenant} for an ID token and nothing
+// else: no access token, no refresh token. ID tokens are signed with EdDSA (Ed25519) and verified
+// through {BaseURL}/jwks/{tenant}. oidc2fa/rp does the relying side for Go applications.
+//
+//	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
+//	if err != nil {
+//		return err
+//	}
+//	provider, err := oidc2fa.New(oidc2fa.Config{
+//		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
+//		Authenticator: authenticator,
+//		Signer:        keys,
+//		BaseURL:       "https://id.example.com/oidc", // the issuer of tenant acme is …/oidc/acme
+//		CookieKey:     cookieKey,                     // shared by every instance
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
+//
+// Clients are registered with RegisterClient, which returns the client secret once.
+//
+// # Departures from the usual OpenID profile
+//
+//   - The token response has no access_token: golang.org/x/oauth2 cannot read it, so use
+//     oidc2fa/rp, or POST the token request yourself and verify the ID token with any JOSE
+//     library (github.com/coreos/go-oidc verifies it once discovery lists EdDSA, which it does).
+//   - Only EdDSA is offered for ID tokens, though OpenID Discovery expects RS256.
+//   - login_hint (or email_hint) is required: a second factor authenticates the user the first
+//     factor identified. prompt=none is always login_required.
+//   - Client authentication is client_secret_post or client_secret_basic, checked before the
+//     code is touched, so a client that tries Basic first does not burn its code.
+//
+// Expired codes and interactions stay in the store until the host calls DeleteExpired on the
+// Codes and Interactions stores; the provider starts no goroutines.
+package oidc2fa

@@ -1,0 +1,130 @@
+package oidc2fa
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// The OAuth 2.0 and OpenID Connect error codes the provider uses.
+const (
+	errInvalidRequest          = "invalid_request"
+	errInvalidClient           = "invalid_client"
+	errInvalidGrant            = "invalid_grant"
+	errUnsupportedGrantType    = "unsupported_grant_type"
+	errUnsupportedResponseType = "unsupported_response_type"
+	errInvalidScope            = "invalid_scope"
+	errAccessDenied            = "access_denied"
+	errLoginRequired           = "login_required"
+	errRequestNotSupported     = "request_not_supported"
+	errRequestURINotSupported  = "request_uri_not_supported"
+	errServerError             = "server_error"
+)
+
+// oauthError is an error answer of the authorization or token endpoint.
+type oauthError struct {
+	Code        string
+	Description string
+}
+
+func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
+
+func newError(code, format string, args ...any) *oauthError {
+	return &oauthError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// secureHeaders are set on every page the provider or an authenticator serves to a browser.
+func secureHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign-in error</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}code{color:#555}</style>
+</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><code>{{.Code}}</code></p></body></html>
+`))
+
+// page answers a browser with an error page and never redirects: used when the redirect URI
+// cannot be trusted, or no longer known.
+func (p *provider) page(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
+	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
+		"status", status, "error", e.Code, "description", e.Description)
+	secureHeaders(w.Header())
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	title := "This sign-in request cannot be completed"
+	_ = errorPage.Execute(w, map[string]string{"Title": title, "Message": e.Description, "Code": e.Code})
+}
+
+// redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).
+func (p *provider) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state, tenant string, e *oauthError) {
+	p.log.DebugContext(r.Context(), "authorization refused", "tenant", tenant, "error", e.Code, "description", e.Description)
+	q := url.Values{"error": {e.Code}, "iss": {p.issuer(tenant)}}
+	if e.Description != "" {
+		q.Set("error_description", e.Description)
+	}
+	if state != "" {
+		q.Set("state", state)
+	}
+	p.redirect(w, redirectURI, q)
+}
+
+// redirect answers 303 to redirectURI with q added to its query.
+func (p *provider) redirect(w http.ResponseWriter, redirectURI string, q url.Values) {
+	sep := "?"
+	if strings.Contains(redirectURI, "?") {
+		sep = "&"
+	}
+	secureHeaders(w.Header())
+	w.Header().Set("Location", redirectURI+sep+q.Encode())
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// tokenError answers the token endpoint with a JSON error.
+func (p *provider) tokenError(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
+	p.log.DebugContext(r.Context(), "token request refused", "path", r.URL.Path, "status", status, "error", e.Code, "description", e.Description)
+	body, _ := json.Marshal(map[string]string{"error": e.Code, "error_description": e.Description})
+	writeNoStoreJSON(w, status, body)
+}
+
+func writeNoStoreJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// recoverer turns a panic into a logged 500 that says nothing internal.
+func (p *provider) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				p.log.ErrorContext(r.Context(), "oidc handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.Header().Set("Cache-Control", "no-store")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte("internal server error\n"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// internal logs an unexpected error and answers a browser with a page.
+func (p *provider) internal(w http.ResponseWriter, r *http.Request, err error) {
+	p.log.ErrorContext(r.Context(), "oidc request failed", "path", r.URL.Path, "err", err)
+	p.page(w, r, http.StatusInternalServerError, newError(errServerError, "Something went wrong on our side. Go back to the application and try again."))
+}

@@ -1,0 +1,337 @@
+package oidc2fa
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// Authenticator is the second factor: it runs the login pages of an interaction and proves that
+// the person at the browser is the user the interaction names.
+//
+// The provider validates an authorization request, stores it as an interaction bound to the
+// browser, and sends the browser to the interaction's login URL. Every request under that URL
+// reaches ServeLogin with the interaction as a *Login, after the provider has checked that the
+// interaction is pending, unexpired and bound to this browser, and that a POST carries the
+// interaction's CSRF token. The authenticator serves its pages (with links and form actions from
+// Login.Path and the token from Login.CSRFToken), keeps what it needs with Login.SaveState, and
+// finishes with Login.Succeed or Login.Fail, which answer the browser with a 303 back to the
+// client.
+type Authenticator interface {
+	ServeLogin(w http.ResponseWriter, r *http.Request, l *Login)
+}
+
+// CSRFField is the name of the form field that must carry Login.CSRFToken on every POST to a
+// login page.
+const CSRFField = "csrf"
+
+// Login is one request to the login pages of an interaction, as an Authenticator sees it.
+type Login struct {
+	// Tenant is the tenant of the interaction.
+	Tenant string
+	// Client is the application that asked for the second factor.
+	Client ClientInfo
+	// Subject is the id of the user login_hint named, and User that user (nil when the hint
+	// named nobody). A user that is unknown, inactive or locked must fail the same way as a
+	// wrong factor, and look the same to the person.
+	Subject string
+	User    *store.User
+	// LoginHint is the login_hint as the client sent it.
+	LoginHint string
+	// Rest is the part of the request's path below the login URL: "" on the first visit.
+	Rest string
+	// State is what the authenticator saved for the interaction with SaveState; nil at first.
+	State []byte
+	// CSRFToken must come back in the form field CSRFField of every POST.
+	CSRFToken string
+	// Expires is when the interaction ends.
+	Expires time.Time
+
+	p  *provider
+	in *store.Interaction
+}
+
+// ClientInfo describes the client of an interaction to the login pages.
+type ClientInfo struct {
+	ID          string
+	Name        string
+	Description string
+}
+
+// Success is what an authenticator reports when the person proved to be the user.
+type Success struct {
+	// Subject is the id of the user who authenticated; it must be Login.Subject.
+	Subject string
+	// AuthTime is when the user authenticated.
+	AuthTime time.Time
+	// Methods are the authentication methods used, for the amr claim (RFC 8176 values where
+	// one fits), unless Config.AMR overrides them.
+	Methods []string
+}
+
+// Failure is why an interaction ended without success. Every failure is reported to the client
+// as access_denied; the provider's log says which.
+type Failure int
+
+// The failures.
+const (
+	// Denied: the person did not prove to be the user (a wrong factor, an unknown or inactive
+	// user).
+	Denied Failure = iota + 1
+	// Cancelled: the person chose not to go on.
+	Cancelled
+	// Locked: the factor is locked for the user after too many failures.
+	Locked
+)
+
+func (f Failure) String() string {
+	switch f {
+	case Denied:
+		return "denied"
+	case Cancelled:
+		return "cancelled"
+	case Locked:
+		return "locked"
+	}
+	return "failed"
+}
+
+// Path is the absolute path of a page below the login URL, for links and form actions: Path("")
+// is the login URL itself.
+func (l *Login) Path(rest string) string { return l.p.loginPath(l.in, rest) }
+
+// SaveState stores state for the interaction; later requests see it as Login.State.
+func (l *Login) SaveState(ctx context.Context, state []byte) error {
+	in, err := l.p.cfg.Interactions.Update(ctx, l.in.ID, func(in *store.Interaction) error {
+		in.AuthState = append([]byte(nil), state...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.in, l.State = in, in.AuthState
+	return nil
+}
+
+// Succeed ends the interaction: the provider issues a code for s.Subject and redirects the
+// browser to the client (303). If s.Subject is not Login.Subject, or the user is no longer
+// active, the client gets access_denied instead.
+func (l *Login) Succeed(w http.ResponseWriter, r *http.Request, s Success) {
+	l.p.succeed(w, r, l.in.ID, s)
+}
+
+// Fail ends the interaction: the browser is redirected to the client with access_denied.
+func (l *Login) Fail(w http.ResponseWriter, r *http.Request, f Failure) {
+	l.p.fail(w, r, l.in.ID, f)
+}
+
+// loginPath is the path of the login page rest of interaction in.
+func (p *provider) loginPath(in *store.Interaction, rest string) string {
+	s := p.basePath + "/login/" + in.Tenant + "/" + in.ID
+	if rest != "" {
+		s += "/" + rest
+	}
+	return s
+}
+
+// bindingCookie is the name of the cookie that binds interaction id to the browser; one per
+// interaction, so two tabs do not disturb each other.
+func bindingCookie(id string) string { return "visid_login_" + id[:16] }
+
+func (p *provider) mac(parts ...string) string {
+	m := hmac.New(sha256.New, p.cookieKey)
+	for _, s := range parts {
+		m.Write([]byte(s))
+		m.Write([]byte{0})
+	}
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// bind sets the cookie that binds in to this browser.
+func (p *provider) bind(w http.ResponseWriter, in *store.Interaction) {
+	http.SetCookie(w, &http.Cookie{
+		Name:     bindingCookie(in.ID),
+		Value:    p.mac("bind", in.ID),
+		Path:     p.loginPath(in, ""),
+		Expires:  in.Expires,
+		HttpOnly: true,
+		Secure:   p.secure,
+		SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// unbind clears the binding cookie of in.
+func (p *provider) unbind(w http.ResponseWriter, in *store.Interaction) {
+	http.SetCookie(w, &http.Cookie{Name: bindingCookie(in.ID), Value: "", Path: p.loginPath(in, ""),
+		MaxAge: -1, HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode})
+}
+
+// bound reports whether r carries the binding cookie of interaction id.
+func (p *provider) bound(r *http.Request, id string) bool {
+	c, err := r.Cookie(bindingCookie(id))
+	return err == nil && hmac.Equal([]byte(c.Value), []byte(p.mac("bind", id)))
+}
+
+// login serves the login pages of an interaction through the Authenticator.
+func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, rest string) {
+	ctx := r.Context()
+	secureHeaders(w.Header())
+	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
+	if len(id) != 43 {
+		p.page(w, r, http.StatusBadRequest, ended)
+		return
+	}
+	in, err := p.cfg.Interactions.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && in.Tenant != tenant {
+		p.page(w, r, http.StatusBadRequest, ended)
+		return
+	}
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	if !p.bound(r, id) {
+		p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+			"This sign-in was started in another browser. Go back to the application and start again here."))
+		return
+	}
+	if !p.now().Before(in.Expires) {
+		p.end(w, r, id, newError(errAccessDenied, "the sign-in expired"), "expired")
+		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue(CSRFField)), []byte(p.mac("csrf", id))) {
+			p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+				"The form could not be verified. Go back to the application and start again."))
+			return
+		}
+	}
+	l := &Login{
+		Tenant:    in.Tenant,
+		Subject:   in.Subject,
+		LoginHint: in.LoginHint,
+		Rest:      rest,
+		State:     in.AuthState,
+		CSRFToken: p.mac("csrf", id),
+		Expires:   in.Expires,
+		p:         p,
+		in:        in,
+	}
+	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
+		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		p.internal(w, r, err)
+		return
+	} else {
+		p.end(w, r, id, newError(errAccessDenied, "the application is no longer registered"), "client deleted")
+		return
+	}
+	if in.Subject != "" {
+		u, err := p.cfg.Users.Get(ctx, in.Tenant, in.Subject)
+		switch {
+		case err == nil:
+			l.User = u
+		case !errors.Is(err, store.ErrNotFound):
+			p.internal(w, r, err)
+			return
+		}
+	}
+	p.cfg.Authenticator.ServeLogin(w, r, l)
+}
+
+// succeed issues a code for the interaction and redirects to the client.
+func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s Success) {
+	ctx := r.Context()
+	in, err := p.take(w, r, id)
+	if err != nil {
+		return
+	}
+	fail := func(description, why string) {
+		p.log.InfoContext(ctx, "second factor refused", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errAccessDenied, "%s", description))
+	}
+	if s.Subject == "" || s.Subject != in.Subject {
+		fail("the user did not pass the second factor", "the authenticated subject is not the hinted user")
+		return
+	}
+	u, err := p.cfg.Users.Get(ctx, in.Tenant, s.Subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		fail("the user did not pass the second factor", "user deleted")
+		return
+	case err != nil:
+		p.log.ErrorContext(ctx, "reading the user failed", "tenant", in.Tenant, "err", err)
+		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errServerError, "the sign-in could not be completed"))
+		return
+	case !u.Active:
+		fail("the user did not pass the second factor", "user inactive")
+		return
+	}
+	code := randomToken()
+	authTime := s.AuthTime
+	if authTime.IsZero() {
+		authTime = p.now()
+	}
+	amr := p.cfg.AMR
+	if amr == nil {
+		amr = s.Methods
+	}
+	err = p.cfg.Codes.Create(ctx, store.Code{
+		Hash:        sha256.Sum256([]byte(code)),
+		Tenant:      in.Tenant,
+		ClientID:    in.ClientID,
+		RedirectURI: in.RedirectURI,
+		Challenge:   in.Challenge,
+		Nonce:       in.Nonce,
+		Subject:     s.Subject,
+		AuthTime:    authTime,
+		AMR:         append([]string(nil), amr...),
+		Expires:     p.now().Add(p.codeLife),
+	})
+	if err != nil {
+		p.log.ErrorContext(ctx, "storing a code failed", "tenant", in.Tenant, "err", err)
+		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errServerError, "the sign-in could not be completed"))
+		return
+	}
+	p.log.InfoContext(ctx, "second factor passed", "tenant", in.Tenant, "client", in.ClientID, "subject", s.Subject)
+	p.redirect(w, in.RedirectURI, url.Values{"code": {code}, "state": {in.State}, "iss": {p.issuer(in.Tenant)}})
+}
+
+// fail ends the interaction with access_denied.
+func (p *provider) fail(w http.ResponseWriter, r *http.Request, id string, f Failure) {
+	p.end(w, r, id, newError(errAccessDenied, "the user did not pass the second factor"), f.String())
+}
+
+// end takes the interaction and redirects to its client with e.
+func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oauthError, why string) {
+	in, err := p.take(w, r, id)
+	if err != nil {
+		return
+	}
+	p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
+}
+
+// take removes the interaction, so it ends once; when another request ended it first, it
+// answers with a page and returns an error.
+func (p *provider) take(w http.ResponseWriter, r *http.Request, id string) (*store.Interaction, error) {
+	in, err := p.cfg.Interactions.Take(r.Context(), id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "This sign-in has already ended. Go back to the application."))
+		} else {
+			p.internal(w, r, err)
+		}
+		return nil, err
+	}
+	p.unbind(w, in)
+	return in, nil
+}
