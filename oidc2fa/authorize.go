@@ -181,18 +181,27 @@ func single(params url.Values, name string) (string, bool) {
 	return vs[0], true
 }
 
-// resolveHint returns the id of the tenant's user that hint names by userName, id or primary
-// email, or "" when it names none: the login pages look the same either way.
+// absentUser is a well-formed user id that no store issues, looked up where no user is named so
+// that a request for an unknown user costs what one for a known user costs.
+const absentUser = "user_00000000000000000000000000"
+
+// resolveHint returns the id of the tenant's user that hint names by id, userName or primary
+// email (in that order of preference), or "" when it names none: the login pages look the same
+// either way. All three lookups run whatever the hint, so the answer takes as long for an unknown
+// user as for a known one.
 func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, error) {
 	ctx := r.Context()
+	found := ""
+	id := absentUser
 	if strings.HasPrefix(hint, "user_") {
-		u, err := p.cfg.Users.Get(ctx, tenant, hint)
-		if err == nil {
-			return u.ID, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return "", err
-		}
+		id = hint
+	}
+	u, err := p.cfg.Users.Get(ctx, tenant, id)
+	switch {
+	case err == nil && id == hint:
+		found = u.ID
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return "", err
 	}
 	for _, f := range []string{
 		`userName eq ` + quote(hint),
@@ -200,17 +209,21 @@ func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, er
 	} {
 		expr, err := filter.Parse(f, schema.User())
 		if err != nil {
-			return "", nil // a hint that cannot be written as a filter names nobody
+			expr = nil // a hint that is no filter literal names nobody; still spend the lookup
 		}
-		page, err := p.cfg.Users.List(ctx, tenant, store.Query{Filter: expr, StartIndex: 1, Count: 2})
+		q := store.Query{Filter: expr, StartIndex: 1, Count: 2}
+		if expr == nil {
+			q.Filter, _ = filter.Parse(`id eq "`+absentUser+`"`, schema.User())
+		}
+		page, err := p.cfg.Users.List(ctx, tenant, q)
 		if err != nil {
 			return "", err
 		}
-		if page.TotalResults == 1 {
-			return page.Resources[0].ID, nil
+		if found == "" && expr != nil && page.TotalResults == 1 {
+			found = page.Resources[0].ID
 		}
 	}
-	return "", nil
+	return found, nil
 }
 
 // quote writes s as a filter string literal.

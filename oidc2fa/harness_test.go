@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -86,6 +87,7 @@ func newEnv(t testing.TB, configure ...func(*oidc2fa.Config)) *env {
 	cfg := oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
 		Authenticator: auth, Signer: keys, BaseURL: testBase, Now: c.Now,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range configure {
 		f(&cfg)

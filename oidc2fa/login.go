@@ -157,10 +157,11 @@ func (p *provider) mac(parts ...string) string {
 // bind sets the cookie that binds in to this browser.
 func (p *provider) bind(w http.ResponseWriter, in *store.Interaction) {
 	http.SetCookie(w, &http.Cookie{
-		Name:     bindingCookie(in.ID),
-		Value:    p.mac("bind", in.ID),
-		Path:     p.loginPath(in, ""),
-		Expires:  in.Expires,
+		Name:  bindingCookie(in.ID),
+		Value: p.mac("bind", in.ID),
+		Path:  p.loginPath(in, ""),
+		// A session cookie: one that expired with the interaction would make a late browser
+		// look like another browser, and it could not be sent back to the client.
 		HttpOnly: true,
 		Secure:   p.secure,
 		SameSite: http.SameSiteLaxMode,
@@ -234,15 +235,19 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		p.end(w, r, id, newError(errAccessDenied, "the application is no longer registered"), "client deleted")
 		return
 	}
-	if in.Subject != "" {
-		u, err := p.cfg.Users.Get(ctx, in.Tenant, in.Subject)
-		switch {
-		case err == nil:
-			l.User = u
-		case !errors.Is(err, store.ErrNotFound):
-			p.internal(w, r, err)
-			return
-		}
+	// The user is read whether or not the hint named one, so the page takes as long for an
+	// unknown user as for a known one.
+	subject := in.Subject
+	if subject == "" {
+		subject = absentUser
+	}
+	u, err := p.cfg.Users.Get(ctx, in.Tenant, subject)
+	switch {
+	case err == nil && in.Subject != "":
+		l.User = u
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		p.internal(w, r, err)
+		return
 	}
 	p.cfg.Authenticator.ServeLogin(w, r, l)
 }

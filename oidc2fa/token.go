@@ -134,6 +134,9 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 func (p *provider) authenticateClient(r *http.Request, tenant string, form url.Values) (c *store.Client, basic bool, e *oauthError) {
 	user, pass, hasBasic := r.BasicAuth()
 	_, hasPostSecret := form["client_secret"]
+	if !hasBasic && len(r.Header.Get("Authorization")) > 6 && strings.EqualFold(r.Header.Get("Authorization")[:6], "Basic ") {
+		return nil, true, newError(errInvalidClient, "the Basic credentials could not be read")
+	}
 	if hasBasic && hasPostSecret {
 		return nil, true, newError(errInvalidRequest, "use one client authentication method, not two")
 	}

@@ -56,13 +56,11 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 		}
 		return
 	}
-	user := "(unknown)"
-	if l.User != nil {
-		user = l.User.UserName
-	}
+	// The page names the user as the client hinted, so it looks the same whether or not the
+	// user exists.
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = page.Execute(w, map[string]string{
-		"Client": l.Client.Name, "User": user, "Action": l.Path(""),
+		"Client": l.Client.Name, "User": l.LoginHint, "Action": l.Path(""),
 		"Field": oidc2fa.CSRFField, "CSRF": l.CSRFToken,
 	})
 }
