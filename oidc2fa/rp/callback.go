@@ -1,0 +1,152 @@
+package rp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Result is a second factor that passed: the verified ID token and what it says.
+type Result struct {
+	// Subject is the sub claim: the visid id of the user (user_…), stable and never reassigned.
+	Subject string
+	// AuthTime is the auth_time claim, when the user passed the second factor; zero when the
+	// token has none.
+	AuthTime time.Time
+	// AMR is the amr claim: the authentication methods used.
+	AMR []string
+	// LoginHint is the login hint AuthCodeURL was given for this sign-in. The provider has
+	// checked that Subject is the user it names; compare it with the user of the browser's
+	// first-factor session before letting the user in.
+	LoginHint string
+	// Claims are all the claims of the ID token, as encoding/json decodes them into a
+	// map[string]any (numbers are float64).
+	Claims map[string]any
+	// IDToken is the ID token as the provider issued it (a compact JWS).
+	IDToken string
+}
+
+// Callback finishes the second factor at the redirect URI. In order, it:
+//
+//   - takes the sign-in saved under the callback's state from Config.Sessions, so each sign-in
+//     finishes once (missing, unknown, expired, used or another browser's: ErrState);
+//   - checks that the iss parameter is the issuer (RFC 9207; missing or another: ErrIssuer);
+//   - returns an *AuthError when the callback carries error (such as access_denied);
+//   - redeems the code at the token endpoint with the client secret and the PKCE verifier (an
+//     error answer, such as invalid_grant for a used code: *AuthError);
+//   - verifies the ID token: an EdDSA signature by a key of the provider's JWKS (ErrSignature),
+//     iss (ErrIssuer), aud and azp (ErrAudience), exp (ErrExpired), iat, nbf and sub
+//     (ErrInvalidToken), and the nonce of the sign-in (ErrNonce).
+//
+// State and iss are checked before error, so a forged callback cannot put words in the
+// provider's mouth. Callback may clear a cookie on w, so call it before writing the response.
+func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request) (*Result, error) {
+	q := r.URL.Query()
+	state, ok := single(q, "state")
+	if !ok || state == "" {
+		return nil, fmt.Errorf("rp: callback: the state parameter is missing or repeated: %w", ErrState)
+	}
+	s, err := p.cfg.Sessions.Take(w, r, state)
+	if err != nil {
+		if errors.Is(err, ErrState) {
+			return nil, fmt.Errorf("rp: callback: %w", err)
+		}
+		return nil, fmt.Errorf("rp: callback: reading the sign-in session: %w", err)
+	}
+	if s.State != state {
+		return nil, fmt.Errorf("rp: callback: Sessions returned another sign-in's session: %w", ErrState)
+	}
+	switch iss, ok := single(q, "iss"); {
+	case !ok:
+		return nil, fmt.Errorf("rp: callback: the iss parameter is missing or repeated: %w", ErrIssuer)
+	case iss != p.issuer:
+		return nil, fmt.Errorf("rp: callback: the iss parameter is %q, not %q: %w", iss, p.issuer, ErrIssuer)
+	}
+	if q.Has("error") {
+		return nil, &AuthError{Code: q.Get("error"), Description: q.Get("error_description"), URI: q.Get("error_uri")}
+	}
+	code, ok := single(q, "code")
+	if !ok || code == "" {
+		return nil, errors.New("rp: callback: the callback carries neither code nor error")
+	}
+	raw, err := p.exchange(ctx, code, s.Verifier)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.verify(ctx, raw, s.Nonce)
+	if err != nil {
+		return nil, err
+	}
+	res.LoginHint = s.LoginHint
+	return res, nil
+}
+
+// single returns the one value of a parameter; ok is false when it is absent or repeated.
+func single(q url.Values, name string) (string, bool) {
+	vs := q[name]
+	if len(vs) != 1 {
+		return "", false
+	}
+	return vs[0], true
+}
+
+// tokenResponse is a token endpoint answer: an ID token only, or an error.
+type tokenResponse struct {
+	IDToken          string `json:"id_token"`
+	TokenType        string `json:"token_type"`
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+	ErrorURI         string `json:"error_uri"`
+}
+
+// exchange redeems code at the token endpoint and returns the ID token.
+func (p *RP) exchange(ctx context.Context, code, verifier string) (string, error) {
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {p.cfg.RedirectURI},
+		"code_verifier": {verifier},
+	}
+	if p.method == ClientSecretPost {
+		form.Set("client_id", p.cfg.ClientID)
+		form.Set("client_secret", p.cfg.ClientSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.token, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", fmt.Errorf("rp: token request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if p.method == ClientSecretBasic {
+		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("rp: token request: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp)
+	if err != nil {
+		return "", fmt.Errorf("rp: token request: %w", err)
+	}
+	var tr tokenResponse
+	jsonErr := json.Unmarshal(body, &tr)
+	switch {
+	case jsonErr == nil && tr.Error != "":
+		return "", &AuthError{Code: tr.Error, Description: tr.ErrorDescription, URI: tr.ErrorURI}
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("rp: token request: the token endpoint answered %s", resp.Status)
+	case jsonErr != nil:
+		return "", fmt.Errorf("rp: token response: %w", jsonErr)
+	case tr.IDToken == "":
+		return "", fmt.Errorf("rp: token response: no id_token: %w", ErrInvalidToken)
+	case tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "Bearer"):
+		return "", fmt.Errorf("rp: token response: token_type %q is not Bearer", tr.TokenType)
+	}
+	return tr.IDToken, nil
+}

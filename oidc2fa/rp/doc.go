@@ -1,0 +1,77 @@
+// Package rp is the relying-party side of oidc2fa, for Go applications: it sends a user who
+// passed the application's first factor to the visid second factor, and checks the answer.
+//
+// The provider's token endpoint answers with an ID token only — no access_token — which
+// golang.org/x/oauth2 refuses, so this package does the whole exchange itself: state, nonce and
+// PKCE (S256) kept per browser by a Sessions, the iss parameter of RFC 9207, the code redeemed
+// with the client secret, and the ID token verified with EdDSA through the provider's JWKS.
+//
+// # Wiring
+//
+// One RP per issuer (tenant), made once at start-up; New fetches the discovery document:
+//
+//	sessions, err := rp.NewCookieSessions(rp.CookieSessionsConfig{Key: cookieKey, Secure: true})
+//	if err != nil { … }
+//	second, err := rp.New(ctx, rp.Config{
+//		Issuer:       "https://id.example.com/oidc/acme",
+//		ClientID:     clientID,     // from oidc2fa.RegisterClient
+//		ClientSecret: clientSecret, // idem
+//		RedirectURI:  "https://app.example.com/2fa/callback",
+//		Sessions:     sessions,
+//	})
+//	if err != nil { … }
+//
+// The login handler runs after the password (or whatever the first factor is) was checked:
+//
+//	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+//		user, ok := checkPassword(r) // the application's first factor
+//		if !ok { … }
+//		saveFirstFactor(w, r, user.Email) // the application's own session
+//		target, err := second.AuthCodeURL(w, r, user.Email)
+//		if err != nil {
+//			http.Error(w, "the second factor cannot start", http.StatusInternalServerError)
+//			return
+//		}
+//		http.Redirect(w, r, target, http.StatusSeeOther)
+//	})
+//
+// The callback handler, at the redirect URI, finishes it:
+//
+//	mux.HandleFunc("GET /2fa/callback", func(w http.ResponseWriter, r *http.Request) {
+//		res, err := second.Callback(r.Context(), w, r)
+//		var denied *rp.AuthError
+//		switch {
+//		case errors.As(err, &denied) && denied.Code == "access_denied":
+//			http.Error(w, "the second factor was not passed", http.StatusForbidden)
+//			return
+//		case errors.Is(err, rp.ErrState), errors.Is(err, rp.ErrExpired):
+//			http.Redirect(w, r, "/login", http.StatusSeeOther) // start again
+//			return
+//		case err != nil:
+//			log.Printf("second factor: %v", err)
+//			http.Error(w, "the second factor failed", http.StatusBadGateway)
+//			return
+//		}
+//		if res.LoginHint != firstFactor(r) { // the same user in both factors
+//			http.Error(w, "the second factor was passed by another user", http.StatusForbidden)
+//			return
+//		}
+//		signIn(w, r, res.Subject, res.AuthTime) // the application's own session
+//		http.Redirect(w, r, "/", http.StatusSeeOther)
+//	})
+//
+// # Sessions
+//
+// NewServerSessions keeps sign-ins in memory (one instance, or sticky sessions) and binds each
+// to its browser with a cookie holding only a random value. NewCookieSessions keeps each sign-in
+// in an AES-256-GCM cookie bound to its state, so any instance with the key can finish it. Both
+// make every sign-in one-time and let it expire (10 minutes by default); each sign-in has its
+// own cookie, so two tabs do not disturb each other. A host may implement Sessions on its own
+// session store.
+//
+// # Keys
+//
+// The JWKS is fetched at the first Callback and kept for its Cache-Control max-age. A token
+// whose kid is unknown — the provider rotated its key — triggers a new fetch, at most once per
+// JWKSRefreshInterval; when a refresh fails, the keys already known keep working.
+package rp

@@ -1,0 +1,49 @@
+package rp
+
+import "errors"
+
+// The reasons Callback refuses a callback, matchable with errors.Is. The error Callback returns
+// wraps one of them (or is an *AuthError), together with the cause; an error matching none of
+// them is a failure to reach the provider or the Sessions, or a provider answer that makes no
+// sense (a 502 rather than a 4xx for the host).
+var (
+	// ErrState: the callback's state is missing, unknown, expired, already used, or was saved
+	// for another browser. The browser should start the second factor again.
+	ErrState = errors.New("rp: invalid state: the sign-in is unknown, expired or already finished")
+	// ErrIssuer: the callback's iss parameter (RFC 9207) or the ID token's iss claim is missing
+	// or is not the configured issuer.
+	ErrIssuer = errors.New("rp: wrong issuer")
+	// ErrExpired: the ID token has expired (beyond Config.Leeway); the flow must be repeated.
+	ErrExpired = errors.New("rp: the ID token has expired; the flow must be repeated")
+	// ErrNonce: the ID token's nonce is missing or is not the one sent with this sign-in.
+	ErrNonce = errors.New("rp: the ID token's nonce does not match the sign-in")
+	// ErrSignature: the ID token is not signed with EdDSA by a key of the provider's JWKS
+	// (another algorithm such as none, HS256 or RS256; an unknown kid; a bad signature).
+	ErrSignature = errors.New("rp: the ID token's signature is not valid")
+	// ErrAudience: the ID token's aud is not exactly this client, or its azp names another
+	// client.
+	ErrAudience = errors.New("rp: the ID token is meant for another client")
+	// ErrInvalidToken: the ID token is malformed, or a claim other than those above is wrong:
+	// no sub, no exp, iat or nbf in the future (beyond Config.Leeway), an unexpected typ.
+	ErrInvalidToken = errors.New("rp: the ID token is malformed or has an invalid claim")
+)
+
+// AuthError is an OAuth 2.0 error answer of the provider: the callback's error parameter (the
+// user was denied, for instance, with Code "access_denied") or an error answer of the token
+// endpoint (such as "invalid_grant" for a code that was already used).
+type AuthError struct {
+	// Code is the error code, such as "access_denied", "invalid_grant" or "server_error".
+	Code string
+	// Description is the provider's error_description: for developers and logs, not for
+	// showing to users as is.
+	Description string
+	// URI is the provider's error_uri, if any.
+	URI string
+}
+
+func (e *AuthError) Error() string {
+	if e.Description == "" {
+		return "rp: the provider answered " + e.Code
+	}
+	return "rp: the provider answered " + e.Code + ": " + e.Description
+}
