@@ -18,7 +18,8 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 			p.discovery(w, r, seg[0])
 		}
 	case len(seg) == 2 && seg[0] == "authorize":
-		if p.allow(w, method, "GET", "HEAD", "POST") {
+		// No HEAD: an authorization request stores an interaction.
+		if p.allow(w, method, "GET", "POST") {
 			p.authorize(w, r, seg[1])
 		}
 	case len(seg) == 2 && seg[0] == "token":
@@ -30,7 +31,7 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 			p.jwks(w, r, seg[1])
 		}
 	case len(seg) >= 3 && seg[0] == "login":
-		if p.allow(w, method, "GET", "HEAD", "POST") {
+		if p.allow(w, method, "GET", "POST") {
 			p.login(w, r, seg[1], seg[2], strings.Join(seg[3:], "/"))
 		}
 	default:
