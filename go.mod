@@ -7,6 +7,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/lestrrat-go/jwx/v2 v2.1.7
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/crypto v0.53.0
 	golang.org/x/time v0.16.0
 )
 
@@ -21,7 +22,6 @@ require (
 	github.com/lestrrat-go/option v1.0.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 )

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/visid/visid/oidc2fa/rp"
+)
+
+// maxFormBytes bounds the body of the login and logout forms.
+const maxFormBytes = 16 << 10
+
+// app is the relying application: its own password as the first factor, then visid, through
+// oidc2fa/rp, as the second.
+type app struct {
+	users    *users
+	sessions *sessions
+	second   *rp.RP // the visid second factor
+	pages    *pages
+	log      *slog.Logger
+}
+
+// handler routes the application's four paths.
+func (a *app) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", a.home)
+	mux.HandleFunc("POST /login", a.login)
+	mux.HandleFunc("GET /callback", a.callback) // the redirect URI registered with visid
+	mux.HandleFunc("POST /logout", a.logout)
+	return mux
+}
+
+// home shows who is signed in, or the password form.
+func (a *app) home(w http.ResponseWriter, r *http.Request) {
+	s, ok := a.sessions.get(r)
+	if ok && s.signedIn() {
+		a.pages.signedIn(w, r, s)
+		return
+	}
+	if !ok {
+		s = a.sessions.start(w, r, session{}) // for the form's CSRF token
+	}
+	a.pages.login(w, r, http.StatusOK, s, s.Email, "")
+}
+
+// login checks the password, the first factor, and sends the browser to visid for the second.
+func (a *app) login(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		a.pages.problem(w, r, http.StatusBadRequest, "The form could not be read", "Please sign in again.")
+		return
+	}
+	email := r.PostFormValue("email")
+	s, ok := a.sessions.get(r)
+	if !ok || !s.csrfOK(r.PostFormValue("csrf")) {
+		a.log.DebugContext(ctx, "login form without a valid session or CSRF token")
+		s = a.sessions.start(w, r, session{})
+		a.pages.login(w, r, http.StatusForbidden, s, email, "The form had expired. Please sign in again.")
+		return
+	}
+	user, ok := a.users.check(ctx, email, r.PostFormValue("password"))
+	if !ok {
+		a.log.InfoContext(ctx, "first factor failed") // neither the email nor the password is logged
+		a.pages.login(w, r, http.StatusOK, s, email, "The email or the password is wrong.")
+		return
+	}
+
+	// The first factor passed: remember for whom, under a new session id, and start the second
+	// factor for the same user. AuthCodeURL sets its own cookie, so it runs before any write.
+	a.sessions.start(w, r, session{Email: user})
+	target, err := a.second.AuthCodeURL(w, r, user)
+	if err != nil {
+		a.log.ErrorContext(ctx, "starting the second factor", "err", err)
+		a.pages.problem(w, r, http.StatusInternalServerError, "Something went wrong",
+			"The second factor could not be started. Please try again later.")
+		return
+	}
+	a.log.InfoContext(ctx, "first factor passed; off to visid", "user", user)
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// callback is where visid sends the browser back: it finishes the second factor and signs the
+// user in when both factors were passed by the same user.
+func (a *app) callback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	res, err := a.second.Callback(ctx, w, r)
+	var authErr *rp.AuthError
+	switch {
+	case errors.As(err, &authErr) && authErr.Code == "access_denied":
+		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
+		a.pages.problem(w, r, http.StatusForbidden, "The second factor was not passed",
+			"visid did not confirm that it is you, so you are not signed in.")
+		return
+	case errors.As(err, &authErr):
+		a.log.WarnContext(ctx, "visid refused the sign-in", "error", authErr.Code, "description", authErr.Description)
+		a.pages.problem(w, r, http.StatusBadRequest, "The sign-in did not finish",
+			"visid did not complete the second factor ("+authErr.Code+"), so you are not signed in.")
+		return
+	case errors.Is(err, rp.ErrState), errors.Is(err, rp.ErrExpired):
+		a.log.InfoContext(ctx, "callback refused", "err", err)
+		a.pages.problem(w, r, http.StatusBadRequest, "This sign-in has ended",
+			"It was finished already, took too long, or was started in another browser.")
+		return
+	case err != nil:
+		a.log.ErrorContext(ctx, "second factor failed", "err", err)
+		a.pages.problem(w, r, http.StatusBadGateway, "Something went wrong",
+			"The sign-in could not be finished. Please try again later.")
+		return
+	}
+
+	// visid confirmed the user the sign-in was started for (Result.LoginHint). Let the browser
+	// in only if that is the user whose password this browser's session passed: a callback of
+	// an older sign-in in another tab, for another user, must not sign in this one.
+	s, ok := a.sessions.get(r)
+	switch {
+	case !ok || s.Email == "":
+		a.log.WarnContext(ctx, "second factor passed, but this browser has not passed the password")
+		a.pages.problem(w, r, http.StatusForbidden, "Sign in with your password first",
+			"This browser has not passed the password step, so you are not signed in.")
+		return
+	case res.LoginHint != s.Email:
+		a.log.WarnContext(ctx, "the two factors were passed by different users",
+			"first_factor", s.Email, "second_factor", res.LoginHint)
+		a.pages.problem(w, r, http.StatusForbidden, "The two factors were for different users",
+			"The password step and the second factor were not for the same user (two sign-ins at once?), so you are not signed in.")
+		return
+	}
+	a.sessions.start(w, r, session{Email: s.Email, Second: &secondFactor{
+		Subject: res.Subject, AuthTime: res.AuthTime, AMR: slices.Clone(res.AMR),
+	}})
+	a.log.InfoContext(ctx, "signed in with both factors", "user", s.Email, "sub", res.Subject,
+		"auth_time", res.AuthTime.Format(time.RFC3339), "amr", res.AMR)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// logout ends the session.
+func (a *app) logout(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		a.pages.problem(w, r, http.StatusBadRequest, "The form could not be read", "Please try again.")
+		return
+	}
+	if s, ok := a.sessions.get(r); ok && !s.csrfOK(r.PostFormValue("csrf")) {
+		a.pages.problem(w, r, http.StatusForbidden, "The form had expired", "Nothing was changed; sign out from the start page.")
+		return
+	}
+	a.sessions.end(w, r)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

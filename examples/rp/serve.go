@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/oidc2fa/rp"
+)
+
+// The http.Server's timeouts, how long a shutdown waits for requests in flight, and how long
+// the start waits for visid's discovery document.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+	shutdownTimeout   = 10 * time.Second
+	connectTimeout    = 10 * time.Second
+)
+
+// serve runs the application until ctx is done, then shuts it down gracefully and returns nil.
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.level}))
+
+	list := newUsers()
+	extra := 0
+	if cfg.usersFile != "" {
+		var err error
+		if extra, err = list.load(cfg.usersFile); err != nil {
+			return fmt.Errorf("-users: %w", err)
+		}
+	}
+
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // Serve closes it too; this covers the returns before Serve
+	base := cfg.baseURL
+	if base == "" {
+		base = "http://" + publicHostPort(ln.Addr())
+	}
+	redirectURI := cfg.redirectURI
+	if redirectURI == "" {
+		redirectURI = base + "/callback"
+	}
+	secure := strings.HasPrefix(base, "https://")
+
+	second, err := connect(ctx, cfg, redirectURI, secure, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
+		return err
+	}
+	issuer, _ := url.Parse(cfg.issuer) // checked by parseConfig
+	a := &app{
+		users:    list,
+		sessions: newSessions(secure, time.Now),
+		second:   second,
+		pages:    newPages(issuer.Scheme+"://"+issuer.Host, log),
+		log:      log,
+	}
+	srv := &http.Server{
+		Handler:           accessLog(log, a.handler()),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("app listening", "addr", ln.Addr().String(), "base_url", base, "issuer", cfg.issuer,
+		"redirect_uri", redirectURI, "sessions", cfg.sessions, "users", list.len())
+	printStart(stdout, base, cfg.issuer, redirectURI, cfg.usersFile, extra)
+
+	select {
+	case err := <-served:
+		return err // Serve returns only on failure before Shutdown
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// connect makes the relying party of cfg.issuer: rp.New fetches visid's discovery document,
+// so an identity service that is not running is found here, at the start.
+func connect(ctx context.Context, cfg config, redirectURI string, secure bool, log *slog.Logger) (*rp.RP, error) {
+	var sessions rp.Sessions
+	var err error
+	switch cfg.sessions {
+	case "cookie":
+		// A key per start: sign-ins in progress end with the process. Instances behind one
+		// load balancer would share a key kept secret.
+		key := make([]byte, 32)
+		_, _ = rand.Read(key) // never fails: crypto/rand crashes the program rather than return an error
+		sessions, err = rp.NewCookieSessions(rp.CookieSessionsConfig{Key: key, Secure: secure})
+	default:
+		sessions, err = rp.NewServerSessions(rp.ServerSessionsConfig{Secure: secure})
+	}
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	second, err := rp.New(cctx, rp.Config{
+		Issuer:       cfg.issuer,
+		ClientID:     cfg.clientID,
+		ClientSecret: cfg.clientSecret,
+		RedirectURI:  redirectURI,
+		Sessions:     sessions,
+		Logger:       log,
+	})
+	var unreachable *url.Error // the HTTP client's error: nothing answered
+	switch {
+	case errors.As(err, &unreachable):
+		return nil, fmt.Errorf("visid is not reachable at %s: %v\n"+
+			"Start the identity service first, in another shell, and keep it running:\n\n"+
+			"  go run ./examples/idp\n\n"+
+			"or point -issuer at a running one", cfg.issuer, unreachable.Err)
+	case err != nil:
+		return nil, fmt.Errorf("visid at %s cannot be used: %w\n"+
+			"Check -issuer: it is the identity service's URL, /oidc/ and the tenant, such as %s", cfg.issuer, err, defaultIssuer)
+	}
+	return second, nil
+}
+
+// printStart writes what a script and a person need: rp_url=…, a blank line, then hints.
+func printStart(w io.Writer, base, issuer, redirectURI, usersFile string, extra int) {
+	fmt.Fprintf(w, "rp_url=%s\n\n", base)
+	fmt.Fprintf(w, "Open %s in a browser and sign in as %s\nwith the password: %s\n", base, demoEmail, demoPassword)
+	if usersFile != "" {
+		fmt.Fprintf(w, "(or as one of the %d users of %s)\n", extra, usersFile)
+	}
+	fmt.Fprintf(w, "\nThe app checks the password itself, then sends the browser to visid\n"+
+		"(%s) for the second factor, which sends it back to\n%s.\n"+
+		"visid must know the same user, active, in its tenant.\n\nStop the app with Ctrl-C.\n", issuer, redirectURI)
+}
+
+// publicHostPort is the host:port of a listening address as a browser writes it: an
+// unspecified IP (":8081", "0.0.0.0:8081") becomes localhost.
+func publicHostPort(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+}
