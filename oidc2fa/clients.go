@@ -86,6 +86,23 @@ func RotateClientSecret(ctx context.Context, clients store.Clients, tenant, id s
 	return secret, c, nil
 }
 
+// SetRedirectURIs replaces the client's redirect URIs, each checked as RegisterClient checks
+// them; at least one.
+func SetRedirectURIs(ctx context.Context, clients store.Clients, tenant, id string, uris []string) (*store.Client, error) {
+	if len(uris) == 0 {
+		return nil, fmt.Errorf("oidc2fa: a client needs at least one redirect URI: %w", store.ErrInvalid)
+	}
+	for _, u := range uris {
+		if err := ValidateRedirectURI(u); err != nil {
+			return nil, err
+		}
+	}
+	return clients.Update(ctx, tenant, id, func(c *store.Client) error {
+		c.RedirectURIs = slices.Clone(uris)
+		return nil
+	})
+}
+
 // ListClients returns the tenant's clients in registration order.
 func ListClients(ctx context.Context, clients store.Clients, tenant string) ([]store.Client, error) {
 	return clients.List(ctx, tenant)

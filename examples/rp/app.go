@@ -90,7 +90,7 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 	res, err := a.second.Callback(ctx, w, r)
 	var authErr *rp.AuthError
 	switch {
-	case errors.As(err, &authErr) && authErr.Code == "access_denied":
+	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
 		a.pages.problem(w, r, http.StatusForbidden, "The second factor was not passed",
 			"visid did not confirm that it is you, so you are not signed in.")

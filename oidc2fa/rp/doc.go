@@ -41,7 +41,7 @@
 //		res, err := second.Callback(r.Context(), w, r)
 //		var denied *rp.AuthError
 //		switch {
-//		case errors.As(err, &denied) && denied.Code == "access_denied":
+//		case errors.As(err, &denied) && denied.Code == rp.AccessDenied:
 //			http.Error(w, "the second factor was not passed", http.StatusForbidden)
 //			return
 //		case errors.Is(err, rp.ErrState), errors.Is(err, rp.ErrExpired):

@@ -26,7 +26,15 @@ var (
 	// ErrInvalidToken: the ID token is malformed, or a claim other than those above is wrong:
 	// no sub, no exp, iat or nbf in the future (beyond Config.Leeway), an unexpected typ.
 	ErrInvalidToken = errors.New("rp: the ID token is malformed or has an invalid claim")
+	// ErrDiscovery: New could not fetch the provider's discovery document (the provider is
+	// unreachable or answered an error; the network error is wrapped too) or cannot work with
+	// it (another issuer, no EdDSA, no iss parameter, no S256).
+	ErrDiscovery = errors.New("rp: provider discovery failed")
 )
+
+// AccessDenied is the AuthError.Code of a user who did not pass the second factor (a wrong
+// factor, an unknown, inactive or locked user, or a cancel: the provider does not say which).
+const AccessDenied = "access_denied"
 
 // AuthError is an OAuth 2.0 error answer of the provider: the callback's error parameter (the
 // user was denied, for instance, with Code "access_denied") or an error answer of the token

@@ -114,7 +114,14 @@ func TestNewChecksDiscovery(t *testing.T) {
 			d := valid()
 			change(d)
 			doc.Store(&d)
-			require.Error(t, newRP(""))
+			require.ErrorIs(t, newRP(""), rp.ErrDiscovery)
 		})
 	}
+	t.Run("provider unreachable", func(t *testing.T) {
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
+		_, err := rp.New(context.Background(), rp.Config{Issuer: gone.URL + "/acme", ClientID: "client_1",
+			ClientSecret: "secret_1", RedirectURI: redirectURI, Sessions: sessions})
+		require.ErrorIs(t, err, rp.ErrDiscovery)
+	})
 }

@@ -168,10 +168,10 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 	var doc discoveryDoc
 	wellKnown := strings.TrimSuffix(cfg.Issuer, "/") + "/.well-known/openid-configuration"
 	if _, err := p.getJSON(ctx, wellKnown, &doc); err != nil {
-		return nil, fmt.Errorf("rp: discovery: %w", err)
+		return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
 	}
 	if doc.Issuer != cfg.Issuer {
-		return nil, fmt.Errorf("rp: discovery: the document names the issuer %q, not Config.Issuer %q: %w", doc.Issuer, cfg.Issuer, ErrIssuer)
+		return nil, fmt.Errorf("rp: discovery: the document names the issuer %q, not Config.Issuer %q: %w: %w", doc.Issuer, cfg.Issuer, ErrDiscovery, ErrIssuer)
 	}
 	for name, u := range map[string]string{
 		"authorization_endpoint": doc.AuthorizationEndpoint,
@@ -179,18 +179,18 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 		"jwks_uri":               doc.JWKSURI,
 	} {
 		if err := checkAbsURL(name, u); err != nil {
-			return nil, fmt.Errorf("rp: discovery: %w", err)
+			return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
 		}
 	}
 	switch {
 	case !slices.Contains(doc.IDTokenSigningAlgValuesSupported, "EdDSA"):
-		return nil, fmt.Errorf("rp: discovery: the provider does not offer EdDSA ID tokens (offers %q)", doc.IDTokenSigningAlgValuesSupported)
+		return nil, fmt.Errorf("rp: discovery: the provider does not offer EdDSA ID tokens (offers %q): %w", doc.IDTokenSigningAlgValuesSupported, ErrDiscovery)
 	case !doc.AuthorizationResponseISSSupported:
-		return nil, errors.New("rp: discovery: the provider does not send the iss parameter (RFC 9207), which the RP requires")
+		return nil, fmt.Errorf("rp: discovery: the provider does not send the iss parameter (RFC 9207), which the RP requires: %w", ErrDiscovery)
 	case doc.CodeChallengeMethodsSupported != nil && !slices.Contains(doc.CodeChallengeMethodsSupported, "S256"):
-		return nil, errors.New("rp: discovery: the provider does not support PKCE with S256")
+		return nil, fmt.Errorf("rp: discovery: the provider does not support PKCE with S256: %w", ErrDiscovery)
 	case doc.TokenEndpointAuthMethodsSupported != nil && !slices.Contains(doc.TokenEndpointAuthMethodsSupported, string(p.method)):
-		return nil, fmt.Errorf("rp: discovery: the provider does not accept %s (accepts %q)", p.method, doc.TokenEndpointAuthMethodsSupported)
+		return nil, fmt.Errorf("rp: discovery: the provider does not accept %s (accepts %q): %w", p.method, doc.TokenEndpointAuthMethodsSupported, ErrDiscovery)
 	}
 	p.authorize, _ = url.Parse(doc.AuthorizationEndpoint)
 	p.token = doc.TokenEndpoint
