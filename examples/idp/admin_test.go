@@ -186,7 +186,9 @@ func TestAdminOnOneStore(t *testing.T) {
 }
 
 func TestHelpAndUnknownCommands(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"-addr", ":0", "-h"}, {"tenant", "create", "-h"}, {"apikey", "revoke", "--help"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"-addr", ":0", "-h"}, {"tenant", "create", "-h"}, {"apikey", "revoke", "--help"},
+		{"client", "create", "-h"}, {"client", "list", "--help"}, {"client", "rotate-secret", "-h"},
+		{"client", "delete", "-help"}, {"client", "set-redirect-uris", "client_x", "-h"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			require.NoError(t, run(t.Context(), args, &stdout, &stderr))
@@ -202,6 +204,9 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		{[]string{"tenant"}, `idp: unknown command "tenant"`},
 		{[]string{"tenant", "delete", "acme"}, `idp: unknown command "tenant delete"`},
 		{[]string{"apikey", "list"}, `idp: unknown command "apikey list"`},
+		{[]string{"client"}, `idp: unknown command "client"`},
+		{[]string{"client", "show", "client_x"}, `idp: unknown command "client show"`},
+		{[]string{"client", "--tenant", "acme", "list"}, `idp: unknown command "client --tenant"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -1,11 +1,12 @@
 // Command idp is the visid identity service: the SCIM 2.0 API of scimsvc at /scim/v2/, over one
-// store, with admin subcommands for tenants and API keys.
+// store, with admin subcommands for tenants, API keys and OpenID clients.
 //
 //	go run ./examples/idp                 # serve on 127.0.0.1:8080
 //	go run ./examples/idp -addr :9000 -base-url https://id.example.com
 //	go run ./examples/idp tenant create acme --name "Acme Corp"
 //	go run ./examples/idp apikey create --tenant acme --name "Entra ID"
 //	go run ./examples/idp apikey revoke key_…
+//	go run ./examples/idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback
 //	go run ./examples/idp help
 //
 // On start the service creates the tenant "demo" with an API key and prints, one per line and
@@ -54,6 +55,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return apikeyCreate(ctx, rest[1:], stdout, stderr)
 	case cmd == "apikey" && len(rest) > 0 && rest[0] == "revoke":
 		return apikeyRevoke(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "create":
+		return clientCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "list":
+		return clientList(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "rotate-secret":
+		return clientRotateSecret(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "delete":
+		return clientDelete(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "set-redirect-uris":
+		return clientSetRedirectURIs(ctx, rest[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "idp: unknown command %q\n\n%s", joinArgs(args, 2), usage)
 		return &usageError{msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), printed: true}
@@ -66,6 +77,18 @@ const usage = `Usage:
   idp apikey create --tenant T [--name N] [-db DB]
                                                 issue a SCIM API key for tenant T
   idp apikey revoke <key id> [-db DB]           revoke an API key (key_…)
+  idp client create --tenant T --name N [--description D] --redirect-uri U… [-db DB]
+                                                register an OpenID client of tenant T; prints
+                                                client_id=…, client_secret=… (shown this once)
+                                                and redirect_uri=… lines
+  idp client list --tenant T [-db DB]           list the OpenID clients of tenant T
+  idp client rotate-secret --tenant T <client id> [-db DB]
+                                                give a client a new secret; the old one stops
+                                                working at once
+  idp client delete --tenant T <client id> [-db DB]
+                                                delete a client (client_…)
+  idp client set-redirect-uris --tenant T <client id> --redirect-uri U… [-db DB]
+                                                replace a client's redirect URIs
   idp help                                      print this help
 
 Flags of the service:
@@ -73,6 +96,9 @@ Flags of the service:
   -base-url URL      the URL clients reach the service at (default http:// and the address)
   -db DB             the store: "memory" (sqlite:PATH and postgres://… are to come)
   -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
+
+--redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
+127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.
 
 On start the service creates the tenant "demo" with an API key and prints to stdout, one per
 line and before a blank line: tenant=…, scim_base_url=… and scim_api_key=….
