@@ -87,11 +87,13 @@ func Middleware(cfg MiddlewareConfig) (func(next http.Handler) http.Handler, err
 // replaces values already there and leaves Retry-After alone when d is Allowed. For handlers
 // that call a Limiter themselves and answer a denial in their own format.
 func SetHeaders(h http.Header, d Decision) {
-	h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
-	h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.Reset), 10))
+	// The keys are written in their canonical form (http.CanonicalHeaderKey), which saves
+	// Header.Set from canonicalising them on every request.
+	h["Ratelimit-Limit"] = []string{strconv.Itoa(d.Limit)}
+	h["Ratelimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
+	h["Ratelimit-Reset"] = []string{strconv.FormatInt(ceilSeconds(d.Reset), 10)}
 	if !d.Allowed {
-		h.Set("Retry-After", strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10))
+		h["Retry-After"] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10)}
 	}
 }
 

@@ -128,7 +128,11 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // leading slash, as http.StripPrefix("/scim/v2/", …) leaves it), so the tenant is read from the
 // path that is routed and no redirect can point outside the host's mount.
 func canonical(r *http.Request) *http.Request {
-	p := path.Clean("/" + r.URL.Path)
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	p = path.Clean(p) // allocates nothing for a clean path
 	if p == r.URL.Path || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
 		return r // an escaped slash is refused once the client is authenticated
 	}
