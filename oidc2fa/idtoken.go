@@ -5,7 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/visid/visid/internal/jsonenc"
 )
 
 // IDToken is the claims set of an ID token the provider issues (OpenID Connect Core 1.0 §2).
@@ -48,11 +49,11 @@ func mintIDToken(ctx context.Context, s Signer, tenant string, t *IDToken) (stri
 // equivalent struct (HTML-safe escaping included).
 func (t *IDToken) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"iss":`...)
-	dst = appendJSONString(dst, t.Issuer)
+	dst = jsonenc.AppendString(dst, t.Issuer)
 	dst = append(dst, `,"sub":`...)
-	dst = appendJSONString(dst, t.Subject)
+	dst = jsonenc.AppendString(dst, t.Subject)
 	dst = append(dst, `,"aud":`...)
-	dst = appendJSONString(dst, t.Audience)
+	dst = jsonenc.AppendString(dst, t.Audience)
 	dst = append(dst, `,"exp":`...)
 	dst = strconv.AppendInt(dst, t.Expiry.Unix(), 10)
 	dst = append(dst, `,"iat":`...)
@@ -63,7 +64,7 @@ func (t *IDToken) appendJSON(dst []byte) []byte {
 	}
 	if t.Nonce != "" {
 		dst = append(dst, `,"nonce":`...)
-		dst = appendJSONString(dst, t.Nonce)
+		dst = jsonenc.AppendString(dst, t.Nonce)
 	}
 	if len(t.AMR) > 0 {
 		dst = append(dst, `,"amr":[`...)
@@ -71,63 +72,9 @@ func (t *IDToken) appendJSON(dst []byte) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, m)
+			dst = jsonenc.AppendString(dst, m)
 		}
 		dst = append(dst, ']')
 	}
 	return append(dst, '}')
-}
-
-// appendJSONString appends s as a JSON string the way encoding/json.Marshal does: `"` and `\`
-// escaped, \b \f \n \r \t short, other control characters and <, >, & as \u00XX, U+2028 and
-// U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8 as \ufffd.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -2,8 +2,8 @@ package scimsvc
 
 import (
 	"time"
-	"unicode/utf8"
 
+	"github.com/visid/visid/internal/jsonenc"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
 )
@@ -159,9 +159,9 @@ func (e *encoder) complex(r *resourceOut, a *schema.Attribute, i int, p *project
 		if endpoint := refEndpoint(a); endpoint != "" {
 			e.key(ref.Name)
 			e.buf = append(e.buf, '"')
-			e.buf = appendEscaped(e.buf, r.base)
+			e.buf = jsonenc.AppendEscaped(e.buf, r.base)
 			e.buf = append(e.buf, endpoint...)
-			e.buf = appendEscaped(e.buf, value)
+			e.buf = jsonenc.AppendEscaped(e.buf, value)
 			e.buf = append(e.buf, '"')
 		}
 	}
@@ -232,65 +232,6 @@ func (e *encoder) value(v filter.Value) {
 
 func (e *encoder) str(s string) {
 	e.buf = append(e.buf, '"')
-	e.buf = appendEscaped(e.buf, s)
+	e.buf = jsonenc.AppendEscaped(e.buf, s)
 	e.buf = append(e.buf, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plain marks the bytes appendEscaped copies as they are.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendEscaped appends s escaped as the inside of a JSON string, as encoding/json does: control
-// characters, quotes and backslashes escaped, <, > and & escaped for HTML safety, U+2028 and
-// U+2029 escaped for JavaScript, and invalid UTF-8 replaced by U+FFFD.
-func appendEscaped(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plain[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, s[start:]...)
 }
