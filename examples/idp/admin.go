@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
@@ -18,15 +19,15 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("idp tenant create", flag.ContinueOnError)
 	name := fs.String("name", "", "the tenant's display name")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(pos) != 1 {
-		return &usageError{msg: `tenant create takes one tenant id, such as: idp tenant create acme --name "Acme Corp"`}
+		return &cli.UsageError{Msg: `tenant create takes one tenant id, such as: idp tenant create acme --name "Acme Corp"`}
 	}
 	if !store.ValidTenantID(pos[0]) {
-		return &usageError{msg: fmt.Sprintf("%q is not a tenant id: "+
+		return &cli.UsageError{Msg: fmt.Sprintf("%q is not a tenant id: "+
 			"use 1 to 63 of a-z, 0-9, '-' and '_', starting with a letter or a digit", pos[0])}
 	}
 	d, err := openAdminDB(*db, stderr)
@@ -56,18 +57,18 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tenant := fs.String("tenant", "", "the tenant the key may use (required)")
 	name := fs.String("name", "", `a label for people, such as "Entra ID provisioning"`)
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("apikey create: unexpected argument %q; the tenant goes in --tenant", pos[0])}
+		return &cli.UsageError{Msg: fmt.Sprintf("apikey create: unexpected argument %q; the tenant goes in --tenant", pos[0])}
 	}
 	if *tenant == "" {
-		return &usageError{msg: "apikey create needs --tenant, such as: idp apikey create --tenant acme"}
+		return &cli.UsageError{Msg: "apikey create needs --tenant, such as: idp apikey create --tenant acme"}
 	}
 	if !store.ValidTenantID(*tenant) {
-		return &usageError{msg: fmt.Sprintf("--tenant %q is not a tenant id", *tenant)}
+		return &cli.UsageError{Msg: fmt.Sprintf("--tenant %q is not a tenant id", *tenant)}
 	}
 	d, err := openAdminDB(*db, stderr)
 	if err != nil {
@@ -97,15 +98,15 @@ func issueKey(ctx context.Context, b store.Backend, tenant, name string, stdout,
 func apikeyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp apikey revoke", flag.ContinueOnError)
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(pos) != 1 {
-		return &usageError{msg: "apikey revoke takes one key id, such as: idp apikey revoke key_01k…"}
+		return &cli.UsageError{Msg: "apikey revoke takes one key id, such as: idp apikey revoke key_01k…"}
 	}
 	if !strings.HasPrefix(pos[0], "key_") {
-		return &usageError{msg: fmt.Sprintf("%q is not an API key id: ids start with key_ (api_key_id= when the key was created)", pos[0])}
+		return &cli.UsageError{Msg: fmt.Sprintf("%q is not an API key id: ids start with key_ (api_key_id= when the key was created)", pos[0])}
 	}
 	d, err := openAdminDB(*db, stderr)
 	if err != nil {
@@ -144,12 +145,4 @@ func openAdminDB(db string, stderr io.Writer) (*database, error) {
 			"nothing it does is kept (sqlite:PATH and postgres://… are to come)\n", db)
 	}
 	return d, nil
-}
-
-// ignoreHelp turns the flag.ErrHelp of -h, whose usage is printed, into success.
-func ignoreHelp(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
 }

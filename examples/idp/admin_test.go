@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/cli"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -26,7 +28,7 @@ func TestAdminCommands(t *testing.T) {
 		stdout string // a regular expression for all of stdout
 		stderr []string
 		err    string // "" for success
-		usage  bool   // the error is a *usageError (exit status 2)
+		usage  bool   // the error is a *cli.UsageError (exit status 2)
 	}{
 		{
 			name:   "tenant create",
@@ -115,7 +117,7 @@ func TestAdminCommands(t *testing.T) {
 			} else {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
-				var ue *usageError
+				var ue *cli.UsageError
 				assert.Equal(t, tt.usage, errors.As(err, &ue), "usage error")
 				assert.Empty(t, stdout.String())
 			}
@@ -211,7 +213,7 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(t.Context(), tt.args, &stdout, &stderr)
-			var ue *usageError
+			var ue *cli.UsageError
 			require.ErrorAs(t, err, &ue)
 			assert.Empty(t, stdout.String())
 			assert.True(t, strings.HasPrefix(stderr.String(), tt.want+"\n"), "%s", stderr.String())
@@ -233,9 +235,9 @@ func TestExitCode(t *testing.T) {
 	}{
 		{"success", nil, 0, ""},
 		{"failure", errors.New("listen tcp: address in use"), 1, "idp: listen tcp: address in use\n"},
-		{"usage", &usageError{msg: `-log-level "x": use debug, info, warn or error`}, 2,
+		{"usage", &cli.UsageError{Msg: `-log-level "x": use debug, info, warn or error`}, 2,
 			"idp: -log-level \"x\": use debug, info, warn or error\nRun \"idp help\" for usage.\n"},
-		{"usage already printed", &usageError{msg: "flag provided but not defined: -x", printed: true}, 2, ""},
+		{"usage already printed", &cli.UsageError{Msg: "flag provided but not defined: -x", Printed: true}, 2, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -260,8 +262,8 @@ func TestParseFlags(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			name := fs.String("name", "", "")
-			var stdout, stderr bytes.Buffer
-			pos, err := parseFlags(fs, tt.args, &stdout, &stderr)
+			var stderr bytes.Buffer
+			pos, err := cli.ParseInterspersed(fs, tt.args, usage, &stderr)
 			require.NoError(t, err)
 			assert.Equal(t, tt.name, *name)
 			assert.Equal(t, tt.positional, pos)

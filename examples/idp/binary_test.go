@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/httpserve"
 )
 
 // TestBinary builds the program and runs it as a user would: it reads the key=value lines,
@@ -70,7 +72,7 @@ func TestBinary(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(os.Interrupt))
 		select {
 		case <-drained:
-		case <-time.After(shutdownTimeout + 5*time.Second):
+		case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 			t.Fatal("the service did not stop after SIGINT")
 		}
 		assert.NoError(t, cmd.Wait(), "exit status 0 after SIGINT")

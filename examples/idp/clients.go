@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 )
@@ -37,19 +38,19 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var uris uriList
 	fs.Var(&uris, "redirect-uri", "a redirect URI of the client; repeat for more (at least one)")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("client create: unexpected argument %q; "+
+		return &cli.UsageError{Msg: fmt.Sprintf("client create: unexpected argument %q; "+
 			"the tenant goes in --tenant, the name in --name", pos[0])}
 	}
 	if err := checkTenantFlag("client create", *tenant); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
-		return &usageError{msg: `client create needs --name, such as: ` +
+		return &cli.UsageError{Msg: `client create needs --name, such as: ` +
 			`idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback`}
 	}
 	if err := checkRedirectURIs("client create", uris); err != nil {
@@ -85,12 +86,12 @@ func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("idp client list", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the tenant whose clients to list (required)")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("client list: unexpected argument %q; the tenant goes in --tenant", pos[0])}
+		return &cli.UsageError{Msg: fmt.Sprintf("client list: unexpected argument %q; the tenant goes in --tenant", pos[0])}
 	}
 	if err := checkTenantFlag("client list", *tenant); err != nil {
 		return err
@@ -124,9 +125,9 @@ func clientRotateSecret(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs := flag.NewFlagSet("idp client rotate-secret", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the client's tenant (required)")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if err := checkClientArgs("rotate-secret", *tenant, pos); err != nil {
 		return err
@@ -158,9 +159,9 @@ func clientDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("idp client delete", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the client's tenant (required)")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if err := checkClientArgs("delete", *tenant, pos); err != nil {
 		return err
@@ -193,9 +194,9 @@ func clientSetRedirectURIs(ctx context.Context, args []string, stdout, stderr io
 	var uris uriList
 	fs.Var(&uris, "redirect-uri", "a redirect URI of the client; repeat for more (at least one); they replace the old ones")
 	db := fs.String("db", defaultDB, dbUsage)
-	pos, err := parseFlags(fs, args, stdout, stderr)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if err := checkClientArgs("set-redirect-uris", *tenant, pos); err != nil {
 		return err
@@ -236,10 +237,10 @@ func printRedirectURIs(stdout io.Writer, uris []string) {
 // checkTenantFlag checks the --tenant of command.
 func checkTenantFlag(command, tenant string) error {
 	if tenant == "" {
-		return &usageError{msg: fmt.Sprintf("%s needs --tenant, such as: idp %s --tenant acme", command, command)}
+		return &cli.UsageError{Msg: fmt.Sprintf("%s needs --tenant, such as: idp %s --tenant acme", command, command)}
 	}
 	if !store.ValidTenantID(tenant) {
-		return &usageError{msg: fmt.Sprintf("--tenant %q is not a tenant id", tenant)}
+		return &cli.UsageError{Msg: fmt.Sprintf("--tenant %q is not a tenant id", tenant)}
 	}
 	return nil
 }
@@ -247,13 +248,13 @@ func checkTenantFlag(command, tenant string) error {
 // checkClientArgs checks the --tenant and the one client id of "client <sub>".
 func checkClientArgs(sub, tenant string, pos []string) error {
 	if len(pos) != 1 {
-		return &usageError{msg: fmt.Sprintf("client %s takes one client id, such as: idp client %s --tenant acme client_01k…", sub, sub)}
+		return &cli.UsageError{Msg: fmt.Sprintf("client %s takes one client id, such as: idp client %s --tenant acme client_01k…", sub, sub)}
 	}
 	if err := checkTenantFlag("client "+sub, tenant); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(pos[0], "client_") {
-		return &usageError{msg: fmt.Sprintf("%q is not a client id: ids start with client_ (client_id= when the client was created)", pos[0])}
+		return &cli.UsageError{Msg: fmt.Sprintf("%q is not a client id: ids start with client_ (client_id= when the client was created)", pos[0])}
 	}
 	return nil
 }
@@ -262,13 +263,13 @@ func checkClientArgs(sub, tenant string, pos []string) error {
 // one is a usage error, named with the rule it breaks.
 func checkRedirectURIs(command string, uris []string) error {
 	if len(uris) == 0 {
-		return &usageError{msg: fmt.Sprintf("%s needs at least one --redirect-uri, such as: "+
+		return &cli.UsageError{Msg: fmt.Sprintf("%s needs at least one --redirect-uri, such as: "+
 			"--redirect-uri https://app.example.com/callback", command)}
 	}
 	for _, u := range uris {
 		if err := oidc2fa.ValidateRedirectURI(u); err != nil {
 			why := strings.TrimPrefix(strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error()), "oidc2fa: ")
-			return &usageError{msg: fmt.Sprintf("--redirect-uri: %s (%s)", why, redirectURIRule)}
+			return &cli.UsageError{Msg: fmt.Sprintf("--redirect-uri: %s (%s)", why, redirectURIRule)}
 		}
 	}
 	return nil

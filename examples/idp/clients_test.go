@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 )
@@ -25,7 +26,7 @@ func TestClientCommands(t *testing.T) {
 		args   []string
 		stderr []string
 		err    string
-		usage  bool // the error is a *usageError (exit status 2, else 1)
+		usage  bool // the error is a *cli.UsageError (exit status 2, else 1)
 	}{
 		{
 			name:   "create, unknown tenant",
@@ -219,7 +220,7 @@ func TestClientCommands(t *testing.T) {
 			err := run(t.Context(), tt.args, &stdout, &stderr)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
-			var ue *usageError
+			var ue *cli.UsageError
 			assert.Equal(t, tt.usage, errors.As(err, &ue), "usage error")
 			assert.Empty(t, stdout.String(), "nothing on stdout after an error")
 			for _, s := range tt.stderr {
@@ -238,7 +239,7 @@ func TestClientCommands(t *testing.T) {
 				want = 2
 			}
 			assert.Equal(t, want, exitCode(err, &exitOut))
-			if ue == nil || !ue.printed {
+			if ue == nil || !ue.Printed {
 				assert.True(t, strings.HasPrefix(exitOut.String(), "idp: "+err.Error()+"\n"), "%s", exitOut.String())
 			}
 		})
@@ -251,8 +252,8 @@ func TestRedirectURIFlag(t *testing.T) {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	var uris uriList
 	fs.Var(&uris, "redirect-uri", "")
-	var stdout, stderr bytes.Buffer
-	pos, err := parseFlags(fs, []string{"--redirect-uri", "https://b.example/cb?x=1,2", "client_x", "--redirect-uri=https://a.example/cb"}, &stdout, &stderr)
+	var stderr bytes.Buffer
+	pos, err := cli.ParseInterspersed(fs, []string{"--redirect-uri", "https://b.example/cb?x=1,2", "client_x", "--redirect-uri=https://a.example/cb"}, usage, &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, uriList{"https://b.example/cb?x=1,2", "https://a.example/cb"}, uris)
 	assert.Equal(t, []string{"client_x"}, pos)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
 )
@@ -28,6 +29,6 @@ func openDB(db string) (*database, error) {
 	case "memory":
 		return &database{Backend: memstore.New().Backend(), close: func() error { return nil }}, nil
 	}
-	return nil, &usageError{msg: fmt.Sprintf(
+	return nil, &cli.UsageError{Msg: fmt.Sprintf(
 		`-db %q is not supported: the one store for now is "memory" (sqlite:PATH and postgres://… are to come)`, db)}
 }

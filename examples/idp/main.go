@@ -16,37 +16,27 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+
+	"github.com/visid/visid/examples/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, a second one stops the program at once, as by default.
-		<-ctx.Done()
-		stop()
-	}()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(exitCode(cli.RunInterruptible(run), os.Stderr))
 }
 
 // run is the program: it runs the command that args name (the service, when args are empty or
 // start with a flag) until it is done or ctx is cancelled; the service returns nil after a
-// graceful shutdown. A mistake on the command line is a *usageError.
+// graceful shutdown. A mistake on the command line is a *cli.UsageError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !isHelp(args[0]) {
+	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !cli.IsHelp(args[0]) {
 		return serve(ctx, args, stdout, stderr)
 	}
 	switch cmd, rest := args[0], args[1:]; {
-	case isHelp(cmd) || cmd == "help":
+	case cli.IsHelp(cmd) || cmd == "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	case cmd == "tenant" && len(rest) > 0 && rest[0] == "create":
@@ -67,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientSetRedirectURIs(ctx, rest[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "idp: unknown command %q\n\n%s", joinArgs(args, 2), usage)
-		return &usageError{msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), printed: true}
+		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), Printed: true}
 	}
 }
 
@@ -104,66 +94,13 @@ On start the service creates the tenant "demo" with an API key and prints to std
 line and before a blank line: tenant=…, scim_base_url=… and scim_api_key=….
 `
 
-// isHelp reports whether arg asks for help.
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h"
-}
-
 // joinArgs is up to n of args, joined by spaces, for an error message.
 func joinArgs(args []string, n int) string {
 	return strings.Join(args[:min(n, len(args))], " ")
 }
 
-// usageError is a mistake on the command line: the program exits with status 2.
-type usageError struct {
-	msg     string
-	printed bool // the message and usage have already been written to stderr
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-// exitCode reports err on stderr, unless already reported, and returns the exit status for it:
-// 0 for nil, 2 for a *usageError, 1 for anything else.
+// exitCode is cli.ExitCode for idp: it reports err on stderr, unless already reported, and
+// returns the exit status for it.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		if !ue.printed {
-			fmt.Fprintf(stderr, "idp: %v\nRun \"idp help\" for usage.\n", err)
-		}
-		return 2
-	}
-	fmt.Fprintf(stderr, "idp: %v\n", err)
-	return 1
-}
-
-// parseFlags parses args with fs, allowing flags after positional arguments ("create acme
-// --name Acme"), and returns the positional arguments. Everything after "--" is positional.
-// -h prints the usage to stdout and returns flag.ErrHelp; any other mistake prints the message
-// and the usage to stderr and returns a *usageError.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // the callers print usage once, to the right stream
-	var positional []string
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			return nil, err
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "\n%s", usage)
-			return nil, &usageError{msg: err.Error(), printed: true}
-		}
-		consumed := args[:len(args)-fs.NArg()]
-		args = fs.Args()
-		// Parse stops at the first positional argument, or after a "--", which it consumes.
-		if len(args) == 0 || len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(positional, args...), nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
-	}
+	return cli.ExitCode(err, stderr, "idp", "idp help")
 }

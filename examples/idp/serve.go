@@ -8,26 +8,18 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/visid/visid/examples/internal/cli"
+	"github.com/visid/visid/examples/internal/httpserve"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
 
 // demoTenant is the tenant the service creates on start.
 const demoTenant = "demo"
-
-// The http.Server's timeouts, and how long a shutdown waits for requests in flight.
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 2 * time.Minute
-	shutdownTimeout   = 10 * time.Second
-)
 
 // serve runs the identity service until ctx is done, then shuts it down gracefully and returns
 // nil.
@@ -37,14 +29,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address)")
 	db := fs.String("db", defaultDB, dbUsage)
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
-	rest, err := parseFlags(fs, args, stdout, stderr)
+	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
-		return ignoreHelp(err)
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(rest) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", rest[0])}
+		return &cli.UsageError{Msg: fmt.Sprintf("unexpected argument %q", rest[0])}
 	}
-	level, err := parseLevel(*levelFlag)
+	level, err := cli.ParseLogLevel(*levelFlag)
 	if err != nil {
 		return err
 	}
@@ -76,42 +68,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close() // Serve closes it too; this covers the returns before Serve
 	if base == "" {
-		base = "http://" + publicHostPort(ln.Addr())
+		base = httpserve.BaseURL(ln.Addr())
 	}
 	svc, err := newServices(d.Backend, base, log)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           accessLog(log, svc.handler()),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	srv := httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)
 	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
 	printStart(stdout, base, secret, *db, d.persistent)
-
-	select {
-	case err := <-served:
-		return err // Serve returns only on failure before Shutdown
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "timeout", shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	log.Info("stopped")
-	return nil
+	return srv.Wait(ctx)
 }
 
 // ensureDemo creates the demo tenant and issues an API key for it, unless the tenant exists. It
@@ -183,44 +149,15 @@ const tryIt = `  # create a user
   curl -sS -w '%{http_code}\n' -X DELETE "$BASE/Users/$ID" -H "Authorization: Bearer $KEY"
 `
 
-// parseLevel reads -log-level.
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(s) {
-	case "debug":
-		return slog.LevelDebug, nil
-	case "info":
-		return slog.LevelInfo, nil
-	case "warn":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
-	}
-	return 0, &usageError{msg: fmt.Sprintf("-log-level %q: use debug, info, warn or error", s)}
-}
-
 // parseBaseURL checks -base-url and returns it without a trailing slash.
 func parseBaseURL(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 		u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return "", &usageError{msg: fmt.Sprintf(
+		return "", &cli.UsageError{Msg: fmt.Sprintf(
 			"-base-url %q: want an absolute http or https URL without query or fragment, such as https://id.example.com", s)}
 	}
 	return strings.TrimRight(s, "/"), nil
-}
-
-// publicHostPort is the host:port of a listening address as a client writes it: an unspecified
-// IP (":8080", "0.0.0.0:8080") becomes localhost.
-func publicHostPort(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	host := tcp.IP.String()
-	if tcp.IP.IsUnspecified() {
-		host = "localhost"
-	}
-	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

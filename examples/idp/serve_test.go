@@ -19,6 +19,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/cli"
+	"github.com/visid/visid/examples/internal/httpserve"
 )
 
 // service is a run of the service in this process.
@@ -71,7 +74,7 @@ func (s *service) stop(t *testing.T) error {
 	case err := <-s.done:
 		s.done <- err // for the cleanup
 		return err
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 		t.Fatal("run did not return after its context was cancelled")
 		return nil
 	}
@@ -170,7 +173,7 @@ func TestServeFlagErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		args      []string
-		usage     bool     // a *usageError, exit status 2
+		usage     bool     // a *cli.UsageError, exit status 2
 		mentioned []string // in the error
 	}{
 		{"db", []string{"-db", "sqlite:/tmp/idp.db"}, true, []string{`"memory"`, "sqlite:PATH", "postgres://"}},
@@ -185,7 +188,7 @@ func TestServeFlagErrors(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(t.Context(), tt.args, &stdout, &stderr)
 			require.Error(t, err)
-			var ue *usageError
+			var ue *cli.UsageError
 			assert.Equal(t, tt.usage, errors.As(err, &ue), "%v", err)
 			for _, m := range tt.mentioned {
 				assert.Contains(t, err.Error()+stderr.String(), m)

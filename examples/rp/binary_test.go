@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/httpserve"
 )
 
 // TestBinary builds the program and runs it as a newcomer would: against a running visid,
@@ -61,7 +63,7 @@ func TestBinary(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(os.Interrupt))
 		select {
 		case <-drained:
-		case <-time.After(shutdownTimeout + 5*time.Second):
+		case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 			t.Fatal("the app did not stop after SIGINT")
 		}
 		assert.NoError(t, cmd.Wait(), "exit status 0 after SIGINT")

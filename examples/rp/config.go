@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"strings"
+
+	"github.com/visid/visid/examples/internal/cli"
 )
 
 // config is the command line, checked.
@@ -24,12 +25,10 @@ type config struct {
 }
 
 // parseConfig reads the flags; envSecret is the value of VISID_CLIENT_SECRET, used when
-// -client-secret is not given. -h returns flag.ErrHelp; every mistake is a *usageError.
+// -client-secret is not given. -h returns flag.ErrHelp; every mistake is a *cli.UsageError.
 func parseConfig(args []string, stderr io.Writer, envSecret string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("rp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // run prints the usage once, to the right stream
 	fs.StringVar(&c.addr, "addr", defaultAddr, "")
 	fs.StringVar(&c.baseURL, "base-url", "", "")
 	fs.StringVar(&c.issuer, "issuer", defaultIssuer, "")
@@ -39,15 +38,11 @@ func parseConfig(args []string, stderr io.Writer, envSecret string) (config, err
 	fs.StringVar(&c.usersFile, "users", "", "")
 	fs.StringVar(&c.sessions, "sessions", "server", "")
 	level := fs.String("log-level", "info", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		fmt.Fprintf(stderr, "\n%s", usage)
-		return c, &usageError{msg: err.Error(), printed: true}
+	if err := cli.ParseFlags(fs, args, usage, stderr); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return c, &cli.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	if c.clientSecret == "" {
 		c.clientSecret = envSecret
@@ -60,7 +55,7 @@ func parseConfig(args []string, stderr io.Writer, envSecret string) (config, err
 		missing = append(missing, "-client-secret (or "+secretEnv+")")
 	}
 	if len(missing) > 0 {
-		return c, &usageError{msg: fmt.Sprintf("missing %s.\n"+
+		return c, &cli.UsageError{Msg: fmt.Sprintf("missing %s.\n"+
 			"visid must know this app as a client. Start the identity service, go run ./examples/idp:\n"+
 			"it prints the lines client_id=… and client_secret=…. Then run, for example:\n\n"+
 			"  export %s=secret_…\n  go run ./examples/rp -client-id client_…\n",
@@ -68,27 +63,27 @@ func parseConfig(args []string, stderr io.Writer, envSecret string) (config, err
 	}
 
 	var err error
-	if c.level, err = parseLevel(*level); err != nil {
+	if c.level, err = cli.ParseLogLevel(*level); err != nil {
 		return c, err
 	}
 	if c.baseURL != "" {
 		u, err := url.Parse(c.baseURL)
 		if err != nil || !httpURL(u) || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.ForceQuery {
-			return c, &usageError{msg: fmt.Sprintf(
+			return c, &cli.UsageError{Msg: fmt.Sprintf(
 				"-base-url %q: want an http or https URL without path, query or fragment, such as https://app.example.com", c.baseURL)}
 		}
 		c.baseURL = u.Scheme + "://" + u.Host
 	}
 	if u, err := url.Parse(c.issuer); err != nil || !httpURL(u) || u.RawQuery != "" || u.ForceQuery {
-		return c, &usageError{msg: fmt.Sprintf("-issuer %q: want an http or https URL such as %s", c.issuer, defaultIssuer)}
+		return c, &cli.UsageError{Msg: fmt.Sprintf("-issuer %q: want an http or https URL such as %s", c.issuer, defaultIssuer)}
 	}
 	if c.redirectURI != "" {
 		if u, err := url.Parse(c.redirectURI); err != nil || !httpURL(u) {
-			return c, &usageError{msg: fmt.Sprintf("-redirect-uri %q: want an absolute http or https URL", c.redirectURI)}
+			return c, &cli.UsageError{Msg: fmt.Sprintf("-redirect-uri %q: want an absolute http or https URL", c.redirectURI)}
 		}
 	}
 	if c.sessions != "server" && c.sessions != "cookie" {
-		return c, &usageError{msg: fmt.Sprintf(`-sessions %q: use "server" or "cookie"`, c.sessions)}
+		return c, &cli.UsageError{Msg: fmt.Sprintf(`-sessions %q: use "server" or "cookie"`, c.sessions)}
 	}
 	return c, nil
 }
@@ -97,19 +92,4 @@ func parseConfig(args []string, stderr io.Writer, envSecret string) (config, err
 // fragment.
 func httpURL(u *url.URL) bool {
 	return (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && u.Fragment == ""
-}
-
-// parseLevel reads -log-level.
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(s) {
-	case "debug":
-		return slog.LevelDebug, nil
-	case "info":
-		return slog.LevelInfo, nil
-	case "warn":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
-	}
-	return 0, &usageError{msg: fmt.Sprintf("-log-level %q: use debug, info, warn or error", s)}
 }

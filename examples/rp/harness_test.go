@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/examples/internal/httpserve"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/store"
@@ -144,7 +145,7 @@ func (a *appRun) stop(t *testing.T) error {
 	case err := <-a.done:
 		a.done <- err // for the cleanup
 		return err
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(httpserve.ShutdownTimeout + 5*time.Second):
 		t.Fatal("run did not return after its context was cancelled")
 		return nil
 	}

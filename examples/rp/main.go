@@ -16,25 +16,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/visid/visid/examples/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, a second one stops the program at once, as by default.
-		<-ctx.Done()
-		stop()
-	}()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(exitCode(cli.RunInterruptible(run), os.Stderr))
 }
 
 // Defaults of the flags.
@@ -68,40 +57,17 @@ go run ./examples/idp prints the lines client_id=… and client_secret=… to us
 `
 
 // run is the program: it serves the application until ctx is cancelled and returns nil after
-// a graceful shutdown. A mistake on the command line is a *usageError.
+// a graceful shutdown. A mistake on the command line is a *cli.UsageError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, stderr, os.Getenv(secretEnv))
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
 	if err != nil {
-		return err
+		return cli.AnswerHelp(err, usage, stdout)
 	}
 	return serve(ctx, cfg, stdout, stderr)
 }
 
-// usageError is a mistake on the command line: the program exits with status 2.
-type usageError struct {
-	msg     string
-	printed bool // the message and usage have already been written to stderr
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-// exitCode reports err on stderr, unless already reported, and returns the exit status for it:
-// 0 for nil, 2 for a *usageError, 1 for anything else.
+// exitCode is cli.ExitCode for rp: it reports err on stderr, unless already reported, and
+// returns the exit status for it.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		if !ue.printed {
-			fmt.Fprintf(stderr, "rp: %v\nRun \"rp -h\" for usage.\n", err)
-		}
-		return 2
-	}
-	fmt.Fprintf(stderr, "rp: %v\n", err)
-	return 1
+	return cli.ExitCode(err, stderr, "rp", "rp -h")
 }

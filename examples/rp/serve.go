@@ -8,24 +8,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/visid/visid/examples/internal/httpserve"
 	"github.com/visid/visid/oidc2fa/rp"
 )
 
-// The http.Server's timeouts, how long a shutdown waits for requests in flight, and how long
-// the start waits for visid's discovery document.
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 2 * time.Minute
-	shutdownTimeout   = 10 * time.Second
-	connectTimeout    = 10 * time.Second
-)
+// connectTimeout is how long the start waits for visid's discovery document.
+const connectTimeout = 10 * time.Second
 
 // serve runs the application until ctx is done, then shuts it down gracefully and returns nil.
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
@@ -47,7 +39,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	defer ln.Close() // Serve closes it too; this covers the returns before Serve
 	base := cfg.baseURL
 	if base == "" {
-		base = "http://" + publicHostPort(ln.Addr())
+		base = httpserve.BaseURL(ln.Addr())
 	}
 	redirectURI := cfg.redirectURI
 	if redirectURI == "" {
@@ -70,37 +62,11 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		pages:    newPages(issuer.Scheme+"://"+issuer.Host, log),
 		log:      log,
 	}
-	srv := &http.Server{
-		Handler:           accessLog(log, a.handler()),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	srv := httpserve.Start(ln, httpserve.AccessLog(log, a.handler()), log)
 	log.Info("app listening", "addr", ln.Addr().String(), "base_url", base, "issuer", cfg.issuer,
 		"redirect_uri", redirectURI, "sessions", cfg.sessions, "users", list.len())
 	printStart(stdout, base, cfg.issuer, redirectURI, cfg.usersFile, extra)
-
-	select {
-	case err := <-served:
-		return err // Serve returns only on failure before Shutdown
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "timeout", shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	log.Info("stopped")
-	return nil
+	return srv.Wait(ctx)
 }
 
 // connect makes the relying party of cfg.issuer: rp.New fetches visid's discovery document,
@@ -155,18 +121,4 @@ func printStart(w io.Writer, base, issuer, redirectURI, usersFile string, extra 
 	fmt.Fprintf(w, "\nThe app checks the password itself, then sends the browser to visid\n"+
 		"(%s) for the second factor, which sends it back to\n%s.\n"+
 		"visid must know the same user, active, in its tenant.\n\nStop the app with Ctrl-C.\n", issuer, redirectURI)
-}
-
-// publicHostPort is the host:port of a listening address as a browser writes it: an
-// unspecified IP (":8081", "0.0.0.0:8081") becomes localhost.
-func publicHostPort(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	host := tcp.IP.String()
-	if tcp.IP.IsUnspecified() {
-		host = "localhost"
-	}
-	return net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }

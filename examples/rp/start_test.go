@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/cli"
 )
 
 func TestStartHints(t *testing.T) {
@@ -78,7 +80,7 @@ func TestUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := run(t.Context(), tt.args, &stdout, &stderr)
-			var ue *usageError
+			var ue *cli.UsageError
 			require.True(t, errors.As(err, &ue), "want a usage error, got %v", err)
 			assert.Equal(t, 2, exitCode(err, &stderr))
 			for _, m := range tt.mentioned {

@@ -1,4 +1,4 @@
-package main
+package httpserve
 
 import (
 	"log/slog"
@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// accessLog logs each request when it is done: method, path, status and duration. Never the
-// query: the callback's holds the authorization code.
-func accessLog(log *slog.Logger, next http.Handler) http.Handler {
+// AccessLog logs each request at Info when it is done: method, path, status and duration.
+// Never the query, which may hold a secret or personal data (an authorization code, a SCIM
+// filter on an email address).
+func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -25,6 +26,7 @@ type statusWriter struct {
 	wroteHeader bool
 }
 
+// WriteHeader records the first final status (2xx and up) and writes code.
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wroteHeader && code >= 200 {
 		w.status, w.wroteHeader = code, true
@@ -32,6 +34,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write writes b; a status not set by then is 200.
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.wroteHeader = true
 	return w.ResponseWriter.Write(b)

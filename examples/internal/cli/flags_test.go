@@ -1,0 +1,109 @@
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/examples/internal/cli"
+)
+
+const usage = "Usage:\n  prog [flags]\n"
+
+func newFlagSet() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("prog", flag.ContinueOnError)
+	return fs, fs.String("name", "", "")
+}
+
+func TestParseFlagsStopsAtPositional(t *testing.T) {
+	fs, name := newFlagSet()
+	var stderr bytes.Buffer
+	require.NoError(t, cli.ParseFlags(fs, []string{"-name", "a", "extra", "-name", "b"}, usage, &stderr))
+	assert.Equal(t, "a", *name)
+	assert.Equal(t, []string{"extra", "-name", "b"}, fs.Args())
+	assert.Empty(t, stderr.String())
+}
+
+// TestParseInterspersed: flags may follow positional arguments, until "--".
+func TestParseInterspersed(t *testing.T) {
+	for args, want := range map[string]string{ // -name and the positional arguments
+		"":                     ` []`,
+		"acme":                 ` [acme]`,
+		"acme -name x globex":  `x [acme globex]`,
+		"--name=y acme globex": `y [acme globex]`,
+		"acme -- -name z":      ` [acme -name z]`,
+		"-- -name":             ` [-name]`,
+	} {
+		fs, name := newFlagSet()
+		var stderr bytes.Buffer
+		pos, err := cli.ParseInterspersed(fs, strings.Fields(args), usage, &stderr)
+		require.NoError(t, err, "%q", args)
+		assert.Equal(t, want, fmt.Sprintf("%s %v", *name, pos), "%q", args)
+		assert.Empty(t, stderr.String())
+	}
+}
+
+// TestParseMistakes: a mistake is a usage error, printed once to stderr with the usage.
+func TestParseMistakes(t *testing.T) {
+	parsers := map[string]func(fs *flag.FlagSet, args []string, stderr *bytes.Buffer) error{
+		"ParseFlags": func(fs *flag.FlagSet, args []string, stderr *bytes.Buffer) error {
+			return cli.ParseFlags(fs, args, usage, stderr)
+		},
+		"ParseInterspersed": func(fs *flag.FlagSet, args []string, stderr *bytes.Buffer) error {
+			_, err := cli.ParseInterspersed(fs, args, usage, stderr)
+			return err
+		},
+	}
+	for name, parse := range parsers {
+		t.Run(name, func(t *testing.T) {
+			for _, args := range [][]string{{"-port", "80"}, {"-name"}} {
+				fs, _ := newFlagSet()
+				var stderr bytes.Buffer
+				err := parse(fs, args, &stderr)
+				var ue *cli.UsageError
+				require.ErrorAs(t, err, &ue, "%q", args)
+				assert.True(t, ue.Printed)
+				assert.Equal(t, err.Error()+"\n\n"+usage, stderr.String(), "the message, a blank line, the usage")
+
+				var exit bytes.Buffer
+				assert.Equal(t, 2, cli.ExitCode(err, &exit, "prog", "prog -h"))
+				assert.Empty(t, exit.String(), "printed once")
+			}
+		})
+	}
+}
+
+// TestHelp: -h is flag.ErrHelp, printed by nobody until AnswerHelp prints the usage to stdout.
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--h", "--help"} {
+		assert.True(t, cli.IsHelp(arg), arg)
+
+		fs, _ := newFlagSet()
+		var stdout, stderr bytes.Buffer
+		err := cli.ParseFlags(fs, []string{arg}, usage, &stderr)
+		require.ErrorIs(t, err, flag.ErrHelp)
+		_, err2 := cli.ParseInterspersed(fs, []string{"acme", arg}, usage, &stderr)
+		require.ErrorIs(t, err2, flag.ErrHelp)
+		assert.Empty(t, stderr.String())
+
+		assert.NoError(t, cli.AnswerHelp(err, usage, &stdout))
+		assert.Equal(t, usage, stdout.String())
+	}
+	for _, arg := range []string{"-", "--", "help", "-x", "-hh", ""} {
+		assert.False(t, cli.IsHelp(arg), arg)
+	}
+}
+
+func TestAnswerHelpPassesOtherErrors(t *testing.T) {
+	var stdout bytes.Buffer
+	assert.NoError(t, cli.AnswerHelp(nil, usage, &stdout))
+	other := errors.New("listen tcp: address in use")
+	assert.Same(t, other, cli.AnswerHelp(other, usage, &stdout))
+	assert.Empty(t, stdout.String())
+}

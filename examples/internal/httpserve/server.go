@@ -1,0 +1,74 @@
+// Package httpserve serves the example programs' HTTP handlers: an http.Server with timeouts, a
+// graceful shutdown when the program is told to stop, and an access log.
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// The http.Server's timeouts.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// ShutdownTimeout is how long a shutdown waits for the requests in flight.
+const ShutdownTimeout = 10 * time.Second
+
+// Server is an http.Server serving one listener, started by Start.
+type Server struct {
+	srv    *http.Server
+	served chan error // what srv.Serve returned
+	log    *slog.Logger
+}
+
+// Start serves handler on ln, in the background, until Wait shuts the server down. log takes
+// the server's own errors, at Warn, and the shutdown's progress. The server closes ln.
+func Start(ln net.Listener, handler http.Handler, log *slog.Logger) *Server {
+	s := &Server{
+		srv: &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: readHeaderTimeout,
+			ReadTimeout:       readTimeout,
+			WriteTimeout:      writeTimeout,
+			IdleTimeout:       idleTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+		served: make(chan error, 1),
+		log:    log,
+	}
+	go func() { s.served <- s.srv.Serve(ln) }()
+	return s
+}
+
+// Wait waits until ctx is done, then shuts the server down gracefully, waiting up to
+// ShutdownTimeout for the requests in flight, and returns nil. It returns an error when the
+// server fails before, or when requests are still in flight at the timeout (it then closes
+// their connections).
+func (s *Server) Wait(ctx context.Context) error {
+	select {
+	case err := <-s.served:
+		return err // Serve returns only on failure before Shutdown
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "timeout", ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		_ = s.srv.Close()
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s.log.Info("stopped")
+	return nil
+}
