@@ -203,9 +203,10 @@ func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, er
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return "", err
 	}
+	lit := filter.Literal{Kind: filter.KindString, Str: hint}.String()
 	for _, f := range []string{
-		`userName eq ` + quote(hint),
-		`emails[value eq ` + quote(hint) + ` and primary eq true]`,
+		`userName eq ` + lit,
+		`emails[value eq ` + lit + ` and primary eq true]`,
 	} {
 		expr, err := filter.Parse(f, schema.User())
 		if err != nil {
@@ -224,27 +225,6 @@ func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, er
 		}
 	}
 	return found, nil
-}
-
-// quote writes s as a filter string literal.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(c)
-		case c < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte("0123456789abcdef"[c>>4])
-			b.WriteByte("0123456789abcdef"[c&0xf])
-		default:
-			b.WriteRune(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // randomToken is 256 random bits, base64url-encoded.

@@ -6,7 +6,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
@@ -59,10 +58,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tooMany answers 429 with Retry-After and the RateLimit headers.
 func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
-	ratelimit.SetHeaders(w.Header(), d)
-	if w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((d.RetryAfter+time.Second-1)/time.Second))))
-	}
+	ratelimit.SetHeaders(w.Header(), d) // Retry-After too: d is a denial
 	h.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Detail: "too many requests; retry later"})
 }
 
