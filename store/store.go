@@ -108,7 +108,7 @@ type Tenants interface {
 	// List returns every tenant, ordered by id.
 	List(ctx context.Context) ([]Tenant, error)
 
-	// Delete removes the tenant with all its users, groups and clients. ErrNotFound if it does
+	// Delete removes the tenant with all its users (and their picture credentials), groups and clients. ErrNotFound if it does
 	// not exist.
 	Delete(ctx context.Context, id string) error
 }
@@ -150,4 +150,5 @@ type Backend struct {
 	Clients      Clients
 	Codes        Codes
 	Interactions Interactions
+	Pictures     PictureCredentials
 }

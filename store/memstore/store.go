@@ -63,6 +63,7 @@ func (s *Store) Backend() store.Backend {
 		Clients:      s.Clients(),
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
+		Pictures:     s.Pictures(),
 	}
 }
 
@@ -86,6 +87,9 @@ func (s *Store) Codes() *Codes { return &Codes{s} }
 
 // Interactions returns the store's store.Interactions.
 func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// Pictures returns the store's store.PictureCredentials.
+func (s *Store) Pictures() *Pictures { return &Pictures{s} }
 
 // Tenants implements store.Tenants.
 type Tenants struct{ s *Store }

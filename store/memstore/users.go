@@ -13,9 +13,10 @@ import (
 // userRec is a stored user: its row, and its groups (ordered by their creation), which are the
 // reverse of the groups' member lists.
 type userRec struct {
-	row    row
-	groups []*groupRec
-	pos    int
+	row     row
+	groups  []*groupRec
+	pos     int
+	picture *store.PictureCredential // nil until the user enrolls; goes with the user
 }
 
 func (r *userRec) id() string       { return r.row.str(idxID) }

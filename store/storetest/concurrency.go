@@ -36,6 +36,7 @@ func concurrencyTests() []test {
 		{"InteractionTakenOnce", testConcurrentTake},
 		{"InteractionUpdatesAllTakeEffect", testConcurrentInteractionUpdates},
 		{"CreateSameInteractionID", testConcurrentCreateSameInteractionID},
+		{"PictureFailuresCountedOnce", testConcurrentAddFailure},
 	}
 }
 
@@ -452,4 +453,25 @@ func testConcurrentCreateSameInteractionID(t *testing.T, b store.Backend) {
 	winner := exactlyOneWins(t, errs, store.ErrConflict)
 	got := mustGetInteraction(t, b, id)
 	assert.Equal(t, fmt.Sprintf("user_same%02d", winner), got.Subject)
+}
+
+// PictureCredentials.AddFailure: concurrent failures each get a different count, so a lockout
+// limit cannot be raced past.
+func testConcurrentAddFailure(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	const n = 50
+	counts := make([]int, n)
+	errs := parallel(n, func(i int) error {
+		var err error
+		counts[i], err = b.Pictures.AddFailure(ctx(), acme, u.ID)
+		return err
+	})
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	slices.Sort(counts)
+	for i, c := range counts {
+		require.Equal(t, i+1, c, "counts %v", counts)
+	}
+	assert.Equal(t, n, mustGetPicture(t, b, acme, u.ID).Failures)
 }

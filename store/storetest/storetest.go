@@ -42,6 +42,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Clients", clientTests()},
 		{"Codes", codeTests()},
 		{"Interactions", interactionTests()},
+		{"Pictures", pictureTests()},
 		{"Paging", pagingTests()},
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
@@ -74,6 +75,7 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Clients", b.Clients == nil},
 		{"Codes", b.Codes == nil},
 		{"Interactions", b.Interactions == nil},
+		{"Pictures", b.Pictures == nil},
 	} {
 		if f.nil {
 			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)

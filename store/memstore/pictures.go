@@ -1,0 +1,120 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/visid/visid/store"
+)
+
+// Pictures implements store.PictureCredentials. A credential lives on its user's record, so it
+// goes when the user or the tenant goes.
+type Pictures struct{ s *Store }
+
+var _ store.PictureCredentials = (*Pictures)(nil)
+
+// Get implements store.PictureCredentials.
+func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.PictureCredential, error) {
+	var out *store.PictureCredential
+	err := ps.s.read(ctx, tenant, func(t *tenantData) error {
+		c, err := t.picture(userID)
+		if err == nil {
+			out = copyPicture(c)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Put implements store.PictureCredentials.
+func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
+	switch {
+	case c.UserID == "":
+		return fmt.Errorf("picture credential without user: %w", store.ErrInvalid)
+	case len(c.Hash) == 0 || len(c.Salt) == 0:
+		return fmt.Errorf("picture credential without hash or salt: %w", store.ErrInvalid)
+	}
+	return ps.s.write(ctx, c.Tenant, func(t *tenantData) error {
+		rec, err := t.user(c.UserID)
+		if err != nil {
+			return err
+		}
+		rec.picture = copyPicture(&c)
+		rec.picture.Failures = 0
+		return nil
+	})
+}
+
+// Rehash implements store.PictureCredentials.
+func (ps *Pictures) Rehash(ctx context.Context, c store.PictureCredential, oldHash []byte) error {
+	return ps.s.write(ctx, c.Tenant, func(t *tenantData) error {
+		p, err := t.picture(c.UserID)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(p.Hash, oldHash) {
+			return fmt.Errorf("picture credential of user %q changed: %w", c.UserID, store.ErrConflict)
+		}
+		p.Scheme, p.PepperID, p.Updated = c.Scheme, c.PepperID, c.Updated
+		p.Salt, p.Hash = slices.Clone(c.Salt), slices.Clone(c.Hash)
+		p.ArgonTime, p.ArgonMemory, p.ArgonThreads = c.ArgonTime, c.ArgonMemory, c.ArgonThreads
+		return nil
+	})
+}
+
+// Delete implements store.PictureCredentials.
+func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
+	return ps.s.write(ctx, tenant, func(t *tenantData) error {
+		if _, err := t.picture(userID); err != nil {
+			return err
+		}
+		t.userByID[userID].picture = nil
+		return nil
+	})
+}
+
+// AddFailure implements store.PictureCredentials.
+func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string) (int, error) {
+	n := 0
+	err := ps.s.write(ctx, tenant, func(t *tenantData) error {
+		p, err := t.picture(userID)
+		if err == nil {
+			p.Failures++
+			n = p.Failures
+		}
+		return err
+	})
+	return n, err
+}
+
+// ResetFailures implements store.PictureCredentials.
+func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) error {
+	return ps.s.write(ctx, tenant, func(t *tenantData) error {
+		p, err := t.picture(userID)
+		if err == nil {
+			p.Failures = 0
+		}
+		return err
+	})
+}
+
+// picture returns the stored credential of user id, for the caller to read or change under the
+// tenant's lock.
+func (t *tenantData) picture(id string) (*store.PictureCredential, error) {
+	rec, ok := t.userByID[id]
+	if !ok || rec.picture == nil {
+		return nil, fmt.Errorf("picture credential of user %q: %w", id, store.ErrNotFound)
+	}
+	return rec.picture, nil
+}
+
+func copyPicture(c *store.PictureCredential) *store.PictureCredential {
+	out := *c
+	out.ImageDigest = slices.Clone(c.ImageDigest)
+	out.Offsets = slices.Clone(c.Offsets)
+	out.Salt = slices.Clone(c.Salt)
+	out.Hash = slices.Clone(c.Hash)
+	return &out
+}

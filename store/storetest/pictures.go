@@ -1,0 +1,289 @@
+package storetest
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/store"
+)
+
+func pictureTests() []test {
+	return []test{
+		{"PutGet", testPicturePutGet},
+		{"PutInvalid", testPicturePutInvalid},
+		{"PutUnknownUserOrTenant", testPicturePutUnknownUser},
+		{"PutReplacesAndResetsFailures", testPicturePutReplaces},
+		{"GetNotFound", testPictureGetNotFound},
+		{"OtherTenantNotFound", testPictureOtherTenant},
+		{"ReturnsCopies", testPictureReturnsCopies},
+		{"AddFailureCounts", testPictureAddFailure},
+		{"AddFailureNotFound", testPictureAddFailureNotFound},
+		{"ResetFailures", testPictureResetFailures},
+		{"ResetFailuresNotFound", testPictureResetFailuresNotFound},
+		{"RehashReplacesHashOnly", testPictureRehash},
+		{"RehashConflict", testPictureRehashConflict},
+		{"RehashNotFound", testPictureRehashNotFound},
+		{"Delete", testPictureDelete},
+		{"DeleteNotFound", testPictureDeleteNotFound},
+		{"SurvivesUserUpdate", testPictureSurvivesUserUpdate},
+		{"GoesWithUser", testPictureGoesWithUser},
+		{"GoesWithTenant", testPictureGoesWithTenant},
+	}
+}
+
+// newPicture returns a credential of user in tenant whose hash is derived from seed.
+func newPicture(tenant, userID, seed string) store.PictureCredential {
+	return store.PictureCredential{
+		Tenant:       tenant,
+		UserID:       userID,
+		Scheme:       1,
+		Image:        "harbour",
+		ImageDigest:  bytes.Repeat([]byte{0xab}, 32),
+		Points:       5,
+		Tolerance:    20,
+		Offsets:      []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 40},
+		PepperID:     "p1",
+		Salt:         bytes.Repeat([]byte(seed[:1]), 16),
+		Hash:         []byte("hash of " + seed + "................")[:32],
+		ArgonTime:    2,
+		ArgonMemory:  19 * 1024,
+		ArgonThreads: 1,
+		Created:      day(6, 1, 9*time.Hour),
+		Updated:      day(6, 1, 9*time.Hour),
+	}
+}
+
+// normPicture makes p comparable with assert.Equal: times in UTC, empty slices nil.
+func normPicture(p store.PictureCredential) store.PictureCredential {
+	p.Created, p.Updated = p.Created.UTC(), p.Updated.UTC()
+	for _, b := range []*[]byte{&p.ImageDigest, &p.Salt, &p.Hash} {
+		if len(*b) == 0 {
+			*b = nil
+		}
+	}
+	if len(p.Offsets) == 0 {
+		p.Offsets = nil
+	}
+	return p
+}
+
+func mustPicture(t *testing.T, b store.Backend, p store.PictureCredential) {
+	t.Helper()
+	require.NoError(t, b.Pictures.Put(ctx(), p))
+}
+
+func mustGetPicture(t *testing.T, b store.Backend, tenant, userID string) *store.PictureCredential {
+	t.Helper()
+	p, err := b.Pictures.Get(ctx(), tenant, userID)
+	require.NoError(t, err)
+	return p
+}
+
+// enrolled makes tenant acme with one user and gives the user the credential of seed "a".
+func enrolled(t *testing.T, b store.Backend) (store.PictureCredential, *store.User) {
+	t.Helper()
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	p := newPicture(acme, u.ID, "a")
+	mustPicture(t, b, p)
+	return p, u
+}
+
+func testPicturePutGet(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	got := mustGetPicture(t, b, acme, u.ID)
+	assert.Equal(t, normPicture(p), normPicture(*got))
+}
+
+func testPicturePutInvalid(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	for name, edit := range map[string]func(*store.PictureCredential){
+		"no user": func(p *store.PictureCredential) { p.UserID = "" },
+		"no hash": func(p *store.PictureCredential) { p.Hash = nil },
+		"no salt": func(p *store.PictureCredential) { p.Salt = nil },
+	} {
+		p := newPicture(acme, u.ID, "a")
+		edit(&p)
+		require.ErrorIs(t, b.Pictures.Put(ctx(), p), store.ErrInvalid, name)
+	}
+	_, err := b.Pictures.Get(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing stored")
+}
+
+func testPicturePutUnknownUser(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	require.ErrorIs(t, b.Pictures.Put(ctx(), newPicture(acme, "user_nobody", "a")), store.ErrNotFound, "unknown user")
+	require.ErrorIs(t, b.Pictures.Put(ctx(), newPicture("nowhere", u.ID, "a")), store.ErrNotFound, "unknown tenant")
+}
+
+func testPicturePutReplaces(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	for range 3 {
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		require.NoError(t, err)
+	}
+	again := newPicture(acme, u.ID, "b")
+	again.Image, again.Points, again.Offsets = "garden", 4, []int{9, 9, 9, 9, 9, 9, 9, 9}
+	again.Failures = 7 // ignored: Put starts the count at 0
+	mustPicture(t, b, again)
+	got := mustGetPicture(t, b, acme, u.ID)
+	again.Failures = 0
+	assert.Equal(t, normPicture(again), normPicture(*got))
+}
+
+func testPictureGetNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	for _, c := range []struct{ tenant, user string }{{acme, u.ID}, {acme, "user_nobody"}, {"nowhere", u.ID}} {
+		_, err := b.Pictures.Get(ctx(), c.tenant, c.user)
+		require.ErrorIs(t, err, store.ErrNotFound, "%s/%s", c.tenant, c.user)
+	}
+}
+
+func testPictureOtherTenant(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustTenant(t, b, "globex")
+	_, err := b.Pictures.Get(ctx(), "globex", u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "Get")
+	_, err = b.Pictures.AddFailure(ctx(), "globex", u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "AddFailure")
+	require.ErrorIs(t, b.Pictures.Delete(ctx(), "globex", u.ID), store.ErrNotFound, "Delete")
+	require.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
+}
+
+func testPictureReturnsCopies(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	got := mustGetPicture(t, b, acme, u.ID)
+	got.Hash[0] ^= 0xff
+	got.Salt[0] ^= 0xff
+	got.Offsets[0] = 999
+	got.ImageDigest[0] = 0
+	assert.Equal(t, normPicture(p), normPicture(*mustGetPicture(t, b, acme, u.ID)), "Get returned a copy")
+	in := newPicture(acme, u.ID, "c")
+	mustPicture(t, b, in)
+	want := normPicture(in)
+	want.Hash, want.Offsets = slices.Clone(in.Hash), slices.Clone(in.Offsets)
+	in.Hash[0] ^= 0xff
+	in.Offsets[1] = 999
+	assert.Equal(t, want, normPicture(*mustGetPicture(t, b, acme, u.ID)), "Put stored a copy")
+}
+
+func testPictureAddFailure(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	for want := 1; want <= 6; want++ {
+		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, n)
+	}
+	assert.Equal(t, 6, mustGetPicture(t, b, acme, u.ID).Failures)
+}
+
+func testPictureAddFailureNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "a user without a credential")
+	_, err = b.Pictures.AddFailure(ctx(), acme, "user_nobody")
+	require.ErrorIs(t, err, store.ErrNotFound, "an unknown user")
+}
+
+func testPictureResetFailures(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	for range 5 {
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.Pictures.ResetFailures(ctx(), acme, u.ID))
+	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
+	n, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "counting starts again")
+}
+
+func testPictureResetFailuresNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	require.ErrorIs(t, b.Pictures.ResetFailures(ctx(), acme, u.ID), store.ErrNotFound)
+}
+
+func testPictureRehash(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	require.NoError(t, err)
+	re := newPicture(acme, u.ID, "z")
+	re.Scheme, re.PepperID = 2, "p2"
+	re.ArgonTime, re.ArgonMemory, re.ArgonThreads = 3, 64*1024, 2
+	re.Updated = day(7, 1, 0)
+	// Fields Rehash must not touch:
+	re.Image, re.Points, re.Offsets, re.Created, re.Failures = "other", 8, []int{1}, day(7, 2, 0), 0
+	require.NoError(t, b.Pictures.Rehash(ctx(), re, p.Hash))
+
+	want := p
+	want.Scheme, want.PepperID, want.Salt, want.Hash = 2, "p2", re.Salt, re.Hash
+	want.ArgonTime, want.ArgonMemory, want.ArgonThreads, want.Updated = 3, 64*1024, 2, re.Updated
+	want.Failures = 1
+	assert.Equal(t, normPicture(want), normPicture(*mustGetPicture(t, b, acme, u.ID)))
+}
+
+func testPictureRehashConflict(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	again := newPicture(acme, u.ID, "b") // enrolled again after p was read
+	mustPicture(t, b, again)
+	err := b.Pictures.Rehash(ctx(), newPicture(acme, u.ID, "z"), p.Hash)
+	require.ErrorIs(t, err, store.ErrConflict)
+	assert.Equal(t, normPicture(again), normPicture(*mustGetPicture(t, b, acme, u.ID)), "nothing changed")
+}
+
+func testPictureRehashNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	p := newPicture(acme, u.ID, "a")
+	require.ErrorIs(t, b.Pictures.Rehash(ctx(), p, p.Hash), store.ErrNotFound)
+}
+
+func testPictureDelete(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	require.NoError(t, b.Pictures.Delete(ctx(), acme, u.ID))
+	_, err := b.Pictures.Get(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	mustGetUser(t, b, acme, u.ID) // the user stays
+}
+
+func testPictureDeleteNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	require.ErrorIs(t, b.Pictures.Delete(ctx(), acme, u.ID), store.ErrNotFound)
+}
+
+func testPictureSurvivesUserUpdate(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	_, err := b.Users.Update(ctx(), acme, u.ID, func(u *store.User) error {
+		u.DisplayName = "Alice L."
+		u.Active = false
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, normPicture(p), normPicture(*mustGetPicture(t, b, acme, u.ID)))
+}
+
+func testPictureGoesWithUser(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	require.NoError(t, b.Users.Delete(ctx(), acme, u.ID))
+	_, err := b.Pictures.Get(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func testPictureGoesWithTenant(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	require.NoError(t, b.Tenants.Delete(ctx(), acme))
+	mustTenant(t, b, acme)
+	_, err := b.Pictures.Get(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
