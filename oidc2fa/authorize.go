@@ -1,6 +1,7 @@
 package oidc2fa
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -69,7 +70,7 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	if hint == "" {
 		hint = params.Get("email_hint")
 	}
-	subject, err := p.resolveHint(r, tenant, hint)
+	subject, err := resolveHint(ctx, p.cfg.Users, tenant, hint)
 	if err != nil {
 		p.log.ErrorContext(ctx, "resolving login_hint failed", "tenant", tenant, "err", err)
 		fail(newError(errServerError, "the login hint could not be resolved"))
@@ -77,6 +78,7 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	}
 	in := store.Interaction{
 		ID:          randomToken(),
+		Purpose:     store.PurposeLogin,
 		Tenant:      tenant,
 		ClientID:    client.ID,
 		RedirectURI: redirectURI,
@@ -189,14 +191,13 @@ const absentUser = "user_00000000000000000000000000"
 // email (in that order of preference), or "" when it names none: the login pages look the same
 // either way. All three lookups run whatever the hint, so the answer takes as long for an unknown
 // user as for a known one.
-func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, error) {
-	ctx := r.Context()
+func resolveHint(ctx context.Context, users store.Users, tenant, hint string) (string, error) {
 	found := ""
 	id := absentUser
 	if strings.HasPrefix(hint, "user_") {
 		id = hint
 	}
-	u, err := p.cfg.Users.Get(ctx, tenant, id)
+	u, err := users.Get(ctx, tenant, id)
 	switch {
 	case err == nil && id == hint:
 		found = u.ID
@@ -216,7 +217,7 @@ func (p *provider) resolveHint(r *http.Request, tenant, hint string) (string, er
 		if expr == nil {
 			q.Filter, _ = filter.Parse(`id eq "`+absentUser+`"`, schema.User())
 		}
-		page, err := p.cfg.Users.List(ctx, tenant, q)
+		page, err := users.List(ctx, tenant, q)
 		if err != nil {
 			return "", err
 		}

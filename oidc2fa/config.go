@@ -69,6 +69,9 @@ type Config struct {
 	// InteractionLifetime is how long the login pages of one authorization request stay usable;
 	// 0: DefaultInteractionLifetime.
 	InteractionLifetime time.Duration
+	// EnrollmentLinkLifetime is how long an enrollment link works if nobody opens it; 0:
+	// DefaultEnrollmentLinkLifetime. An opened link gives InteractionLifetime to enroll.
+	EnrollmentLinkLifetime time.Duration
 	// DiscoveryMaxAge and JWKSMaxAge are the Cache-Control max-age of the discovery document
 	// and of the JWKS; 0: DefaultDiscoveryMaxAge and DefaultJWKSMaxAge.
 	DiscoveryMaxAge time.Duration
@@ -97,6 +100,7 @@ type provider struct {
 	codeLife  time.Duration
 	tokenLife time.Duration
 	loginLife time.Duration
+	linkLife  time.Duration
 	discAge   time.Duration
 	jwksAge   time.Duration
 }
@@ -109,9 +113,23 @@ type provider struct {
 //	GET      /jwks/{tenant}
 //	GET      /{tenant}/.well-known/openid-configuration
 //	GET|POST /login/{tenant}/{interaction}[/…]   the Authenticator's pages
+//	POST     /enroll/{tenant}                     a client's backend asks for an enrollment link
+//	GET|POST /enroll/{tenant}/{token}             the one-time enrollment link
+//	GET|POST /enrollment/{tenant}/{id}[/…]        the Enroller's pages
+//
+// The enrollment paths answer 404 unless the Authenticator implements Enroller.
 //
 // Mount it with http.StripPrefix under the path of BaseURL. New starts no goroutines.
 func New(cfg Config) (http.Handler, error) {
+	p, err := newProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.recoverer(http.HandlerFunc(p.route)), nil
+}
+
+// newProvider checks cfg and fills in its defaults.
+func newProvider(cfg Config) (*provider, error) {
 	if cfg.Tenants == nil || cfg.Users == nil || cfg.Clients == nil || cfg.Codes == nil || cfg.Interactions == nil {
 		return nil, errors.New("oidc2fa: Config.Tenants, Users, Clients, Codes and Interactions are required")
 	}
@@ -121,10 +139,9 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Signer == nil {
 		return nil, errors.New("oidc2fa: Config.Signer is required (NewKeyRing makes one)")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, errors.New("oidc2fa: Config.BaseURL must be an absolute http or https URL without query or fragment")
+	u, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.CookieKey != nil && len(cfg.CookieKey) < 32 {
 		return nil, errors.New("oidc2fa: Config.CookieKey must be at least 32 bytes")
@@ -132,7 +149,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.CodeLifetime < 0 || cfg.CodeLifetime > MaxCodeLifetime {
 		return nil, errors.New("oidc2fa: Config.CodeLifetime must be between 0 and 10 minutes")
 	}
-	if cfg.IDTokenLifetime < 0 || cfg.InteractionLifetime < 0 || cfg.DiscoveryMaxAge < 0 || cfg.JWKSMaxAge < 0 {
+	if cfg.IDTokenLifetime < 0 || cfg.InteractionLifetime < 0 || cfg.EnrollmentLinkLifetime < 0 || cfg.DiscoveryMaxAge < 0 || cfg.JWKSMaxAge < 0 {
 		return nil, errors.New("oidc2fa: Config durations must not be negative")
 	}
 	p := &provider{
@@ -146,6 +163,7 @@ func New(cfg Config) (http.Handler, error) {
 		codeLife:  or(cfg.CodeLifetime, DefaultCodeLifetime),
 		tokenLife: or(cfg.IDTokenLifetime, DefaultIDTokenLifetime),
 		loginLife: or(cfg.InteractionLifetime, DefaultInteractionLifetime),
+		linkLife:  or(cfg.EnrollmentLinkLifetime, DefaultEnrollmentLinkLifetime),
 		discAge:   or(cfg.DiscoveryMaxAge, DefaultDiscoveryMaxAge),
 		jwksAge:   or(cfg.JWKSMaxAge, DefaultJWKSMaxAge),
 	}
@@ -161,7 +179,17 @@ func New(cfg Config) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	return p.recoverer(http.HandlerFunc(p.route)), nil
+	return p, nil
+}
+
+// parseBaseURL checks Config.BaseURL.
+func parseBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, errors.New("oidc2fa: Config.BaseURL must be an absolute http or https URL without query or fragment")
+	}
+	return u, nil
 }
 
 func or(d, def time.Duration) time.Duration {

@@ -30,6 +30,8 @@ type discoveryDoc struct {
 	RequestParameterSupported         bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupported      bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported          bool     `json:"claims_parameter_supported"`
+	// EnrollmentEndpoint is visid's own: where a client's backend asks for an enrollment link.
+	EnrollmentEndpoint string `json:"enrollment_endpoint,omitempty"`
 }
 
 // knownTenant answers 404 unless tenant exists; it reports whether to go on.
@@ -55,6 +57,10 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 	if !p.knownTenant(w, r, tenant) {
 		return
 	}
+	enrollment := ""
+	if _, ok := p.cfg.Authenticator.(Enroller); ok {
+		enrollment = p.base + "/enroll/" + tenant
+	}
 	body, err := json.Marshal(discoveryDoc{
 		Issuer:                            p.issuer(tenant),
 		AuthorizationEndpoint:             p.base + "/authorize/" + tenant,
@@ -71,6 +77,7 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "amr"},
 		PromptValuesSupported:             []string{"login"},
 		AuthorizationResponseISSSupported: true,
+		EnrollmentEndpoint:                enrollment,
 	})
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "encoding discovery failed", "err", err)

@@ -132,9 +132,14 @@ func (l *Login) Fail(w http.ResponseWriter, r *http.Request, f Failure) {
 	l.p.fail(w, r, l.in.ID, f)
 }
 
-// loginPath is the path of the login page rest of interaction in.
+// loginPath is the path of page rest of interaction in: below /login/ for an authorization
+// request, below /enrollment/ for an enrollment.
 func (p *provider) loginPath(in *store.Interaction, rest string) string {
-	s := p.basePath + "/login/" + in.Tenant + "/" + in.ID
+	kind := "/login/"
+	if in.Purpose == store.PurposeEnroll {
+		kind = "/enrollment/"
+	}
+	s := p.basePath + kind + in.Tenant + "/" + in.ID
 	if rest != "" {
 		s += "/" + rest
 	}
@@ -183,37 +188,9 @@ func (p *provider) bound(r *http.Request, id string) bool {
 // login serves the login pages of an interaction through the Authenticator.
 func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, rest string) {
 	ctx := r.Context()
-	secureHeaders(w.Header())
-	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
-	if len(id) != 43 {
-		p.page(w, r, http.StatusBadRequest, ended)
+	in, ok := p.open(w, r, store.PurposeLogin, tenant, id)
+	if !ok {
 		return
-	}
-	in, err := p.cfg.Interactions.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && in.Tenant != tenant {
-		p.page(w, r, http.StatusBadRequest, ended)
-		return
-	}
-	if err != nil {
-		p.internal(w, r, err)
-		return
-	}
-	if !p.bound(r, id) {
-		p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
-			"This sign-in was started in another browser. Go back to the application and start again here."))
-		return
-	}
-	if !p.now().Before(in.Expires) {
-		p.end(w, r, id, newError(errAccessDenied, "the sign-in expired"), "expired")
-		return
-	}
-	if r.Method == http.MethodPost {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-		if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue(CSRFField)), []byte(p.mac("csrf", id))) {
-			p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
-				"The form could not be verified. Go back to the application and start again."))
-			return
-		}
 	}
 	l := &Login{
 		Tenant:    in.Tenant,
@@ -250,6 +227,49 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		return
 	}
 	p.cfg.Authenticator.ServeLogin(w, r, l)
+}
+
+// open reads interaction id of tenant for a request to its pages and checks that it is pending,
+// has purpose, is bound to this browser and unexpired, and that a POST carries its CSRF token.
+// Otherwise it answers the browser and returns false.
+func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant, id string) (*store.Interaction, bool) {
+	secureHeaders(w.Header())
+	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
+	if len(id) != 43 {
+		p.page(w, r, http.StatusBadRequest, ended)
+		return nil, false
+	}
+	in, err := p.cfg.Interactions.Get(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (in.Tenant != tenant || in.Purpose != purpose) {
+		p.page(w, r, http.StatusBadRequest, ended)
+		return nil, false
+	}
+	if err != nil {
+		p.internal(w, r, err)
+		return nil, false
+	}
+	if !p.bound(r, id) {
+		p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+			"This page was opened in another browser. Go back to the application and start again here."))
+		return nil, false
+	}
+	if !p.now().Before(in.Expires) {
+		what := "sign-in"
+		if purpose == store.PurposeEnroll {
+			what = "enrollment"
+		}
+		p.end(w, r, id, newError(errAccessDenied, "the %s expired", what), "expired")
+		return nil, false
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue(CSRFField)), []byte(p.mac("csrf", id))) {
+			p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+				"The form could not be verified. Go back to the application and start again."))
+			return nil, false
+		}
+	}
+	return in, true
 }
 
 // succeed issues a code for the interaction and redirects to the client.
@@ -321,7 +341,15 @@ func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oau
 	if err != nil {
 		return
 	}
-	p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+	if in.Purpose == store.PurposeEnroll {
+		p.log.InfoContext(r.Context(), "enrollment ended", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject, "reason", why)
+		if in.RedirectURI == "" {
+			p.page(w, r, http.StatusBadRequest, e)
+			return
+		}
+	} else {
+		p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+	}
 	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
 }
 

@@ -30,6 +30,18 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 		if p.allow(w, method, "GET", "HEAD") {
 			p.jwks(w, r, seg[1])
 		}
+	case len(seg) == 2 && seg[0] == "enroll":
+		if p.allow(w, method, "POST") {
+			p.enrollEndpoint(w, r, seg[1])
+		}
+	case len(seg) == 3 && seg[0] == "enroll":
+		if p.allow(w, method, "GET", "POST") {
+			p.enrollLink(w, r, seg[1], seg[2])
+		}
+	case len(seg) >= 3 && seg[0] == "enrollment":
+		if p.allow(w, method, "GET", "POST") {
+			p.enrollment(w, r, seg[1], seg[2], strings.Join(seg[3:], "/"))
+		}
 	case len(seg) >= 3 && seg[0] == "login":
 		if p.allow(w, method, "GET", "POST") {
 			p.login(w, r, seg[1], seg[2], strings.Join(seg[3:], "/"))

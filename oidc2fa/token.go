@@ -21,38 +21,8 @@ import (
 // PKCE verifier. Success is an ID token and nothing else.
 func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) {
 	ctx := r.Context()
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
-		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body must be application/x-www-form-urlencoded"))
-		return
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFormBytes))
-	if err != nil {
-		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body is too large or could not be read"))
-		return
-	}
-	form, err := url.ParseQuery(string(raw))
-	if err != nil {
-		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body is not a valid form"))
-		return
-	}
-	for name, vs := range form {
-		if len(vs) > 1 {
-			p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the parameter %s is given more than once", name))
-			return
-		}
-	}
-	client, basic, e := p.authenticateClient(r, tenant, form)
-	if e != nil {
-		if e.Code == errInvalidClient {
-			if basic {
-				w.Header().Set("WWW-Authenticate", `Basic realm="`+p.issuer(tenant)+`"`)
-			}
-			p.tokenError(w, r, http.StatusUnauthorized, e)
-		} else if e.Code == errServerError {
-			p.tokenError(w, r, http.StatusInternalServerError, e)
-		} else {
-			p.tokenError(w, r, http.StatusBadRequest, e)
-		}
+	form, client, ok := p.clientRequest(w, r, tenant)
+	if !ok {
 		return
 	}
 	if gt := form.Get("grant_type"); gt != "authorization_code" {
@@ -187,4 +157,44 @@ func verifierMatches(verifier, challenge string) bool {
 	sum := sha256.Sum256([]byte(verifier))
 	got := base64.RawURLEncoding.EncodeToString(sum[:])
 	return subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) == 1
+}
+
+// clientRequest reads the form of a client's POST (to the token or the enrollment endpoint)
+// and authenticates the client. On failure it answers with the JSON error and returns false.
+func (p *provider) clientRequest(w http.ResponseWriter, r *http.Request, tenant string) (url.Values, *store.Client, bool) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body must be application/x-www-form-urlencoded"))
+		return nil, nil, false
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFormBytes))
+	if err != nil {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body is too large or could not be read"))
+		return nil, nil, false
+	}
+	form, err := url.ParseQuery(string(raw))
+	if err != nil {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the body is not a valid form"))
+		return nil, nil, false
+	}
+	for name, vs := range form {
+		if len(vs) > 1 {
+			p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the parameter %s is given more than once", name))
+			return nil, nil, false
+		}
+	}
+	client, basic, e := p.authenticateClient(r, tenant, form)
+	if e != nil {
+		if e.Code == errInvalidClient {
+			if basic {
+				w.Header().Set("WWW-Authenticate", `Basic realm="`+p.issuer(tenant)+`"`)
+			}
+			p.tokenError(w, r, http.StatusUnauthorized, e)
+		} else if e.Code == errServerError {
+			p.tokenError(w, r, http.StatusInternalServerError, e)
+		} else {
+			p.tokenError(w, r, http.StatusBadRequest, e)
+		}
+		return nil, nil, false
+	}
+	return form, client, true
 }

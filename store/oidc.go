@@ -91,9 +91,12 @@ type Codes interface {
 type Interaction struct {
 	// ID is 256 random bits, base64url-encoded; it names the interaction in URLs, and a cookie
 	// binds it to the browser that started it.
-	ID          string
+	ID string
+	// Purpose says what the interaction is for: PurposeLogin, PurposeEnrollLink or
+	// PurposeEnroll.
+	Purpose     string
 	Tenant      string
-	ClientID    string
+	ClientID    string // "" for an enrollment an administrator started
 	RedirectURI string
 	State       string
 	Nonce       string
@@ -106,6 +109,17 @@ type Interaction struct {
 	// a CSRF token), opaque to the provider and to the store.
 	AuthState []byte
 }
+
+// The purposes of an interaction.
+const (
+	// PurposeLogin: an authorization request whose second factor is under way.
+	PurposeLogin = "login"
+	// PurposeEnrollLink: a one-time enrollment link not yet opened. Its ID is the SHA-256 of the
+	// link's token (base64url), so the store never holds a usable link.
+	PurposeEnrollLink = "enroll-link"
+	// PurposeEnroll: an opened enrollment link, bound to the browser that opened it.
+	PurposeEnroll = "enroll"
+)
 
 // Interactions stores pending interactions.
 //

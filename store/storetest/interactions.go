@@ -50,6 +50,7 @@ func interactionExpires() time.Time { return day(5, 3, 9*time.Hour+10*time.Minut
 func newInteraction(tenant, name string) store.Interaction {
 	return store.Interaction{
 		ID:          interactionID(name),
+		Purpose:     store.PurposeLogin,
 		Tenant:      tenant,
 		ClientID:    "client_shop",
 		RedirectURI: "https://shop.example.com/callback",
@@ -93,9 +94,13 @@ func testInteractionCreateGet(t *testing.T, b store.Backend) {
 	in.Created = time.Date(2024, 5, 3, 11, 0, 0, 0, time.FixedZone("UTC+2", 2*3600))
 	in.AuthState = []byte{0, 1, 2, 0xff, '"'}
 	bare := store.Interaction{ID: interactionID("bare"), Tenant: acme, Expires: interactionExpires()}
+	enroll := newInteraction(acme, "enroll")
+	enroll.Purpose, enroll.ClientID, enroll.RedirectURI, enroll.Nonce, enroll.Challenge = store.PurposeEnroll, "", "", "", ""
 	mustInteraction(t, b, in)
 	mustInteraction(t, b, bare)
+	mustInteraction(t, b, enroll)
 	assert.Equal(t, normInteraction(in), normInteraction(*mustGetInteraction(t, b, in.ID)))
+	assert.Equal(t, normInteraction(enroll), normInteraction(*mustGetInteraction(t, b, enroll.ID)), "an enrollment")
 	assert.Equal(t, normInteraction(bare), normInteraction(*mustGetInteraction(t, b, bare.ID)), "only the required fields")
 }
 

@@ -1,0 +1,386 @@
+package oidc2fa
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// DefaultEnrollmentLinkLifetime is how long an enrollment link may be opened when
+// Config.EnrollmentLinkLifetime is 0.
+const DefaultEnrollmentLinkLifetime = 10 * time.Minute
+
+// Enroller is what an Authenticator implements to let users set up their factor. The provider
+// finds it by type assertion: without it, the enrollment endpoint answers 404 and no link can
+// be made.
+//
+// Enrollment needs proof of the first factor, never just a login hint: it starts from a
+// one-time link that the relying application's backend asked for with its client secret
+// (POST /enroll/{tenant}) or that an administrator made (NewEnrollmentLink). The person opens
+// the link, the provider binds the enrollment to that browser, and every request under the
+// enrollment URL reaches ServeEnroll with the enrollment, after the same checks as the login
+// pages (pending, unexpired, bound to this browser, CSRF token on POST, user still active).
+type Enroller interface {
+	ServeEnroll(w http.ResponseWriter, r *http.Request, e *Enrollment)
+}
+
+// Enrollment is one request to the enrollment pages, as an Enroller sees it.
+type Enrollment struct {
+	// Tenant is the tenant of the user.
+	Tenant string
+	// Client is the application the person returns to; its ID is "" when an administrator made
+	// the link, and there is nowhere to return to.
+	Client ClientInfo
+	// Subject is the id of the user who enrolls, and User the user, who is active.
+	Subject string
+	User    *store.User
+	// Rest is the part of the request's path below the enrollment URL: "" on the first visit.
+	Rest string
+	// State is what the enroller saved with SaveState; nil at first.
+	State []byte
+	// CSRFToken must come back in the form field CSRFField of every POST.
+	CSRFToken string
+	// Expires is when the enrollment ends.
+	Expires time.Time
+
+	p  *provider
+	in *store.Interaction
+}
+
+// Path is the absolute path of a page below the enrollment URL, for links and form actions.
+func (e *Enrollment) Path(rest string) string { return e.p.loginPath(e.in, rest) }
+
+// SaveState stores state for the enrollment; later requests see it as Enrollment.State.
+func (e *Enrollment) SaveState(ctx context.Context, state []byte) error {
+	in, err := e.p.cfg.Interactions.Update(ctx, e.in.ID, func(in *store.Interaction) error {
+		in.AuthState = append([]byte(nil), state...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.in, e.State = in, in.AuthState
+	return nil
+}
+
+// Done ends the enrollment after the enroller stored the factor: the browser goes back to the
+// client's redirect URI (303) with enrollment=complete, state and iss. When there is no client
+// (an administrator's link) Done writes nothing and returns false, and the enroller answers
+// with its own page. Done also returns false when the enrollment had already ended; it has then
+// answered with a page.
+func (e *Enrollment) Done(w http.ResponseWriter, r *http.Request) bool {
+	in, err := e.p.take(w, r, e.in.ID)
+	if err != nil {
+		return false
+	}
+	e.p.log.InfoContext(r.Context(), "enrolled", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject)
+	if in.RedirectURI == "" {
+		return false
+	}
+	q := url.Values{"enrollment": {"complete"}, "iss": {e.p.issuer(in.Tenant)}}
+	if in.State != "" {
+		q.Set("state", in.State)
+	}
+	e.p.redirect(w, in.RedirectURI, q)
+	return true
+}
+
+// Cancel ends the enrollment without a factor: the browser goes back to the client with
+// error=access_denied, or, without a client, sees a page saying that nothing was changed.
+func (e *Enrollment) Cancel(w http.ResponseWriter, r *http.Request) {
+	e.p.end(w, r, e.in.ID, newError(errAccessDenied, "the enrollment was cancelled; nothing was changed"), "cancelled")
+}
+
+// EnrollmentRequest asks for a one-time enrollment link.
+type EnrollmentRequest struct {
+	// Tenant and User name the user who enrolls: User is an id, a userName or a primary email,
+	// as login_hint. The user must be active.
+	Tenant string
+	User   string
+	// ClientID and RedirectURI name the application the person returns to: RedirectURI must be
+	// one of the client's registered redirect URIs. Both empty for an administrator's link.
+	ClientID    string
+	RedirectURI string
+	// State is returned to RedirectURI unchanged.
+	State string
+}
+
+// EnrollmentLink is a one-time link that lets its holder set up the factor for a user.
+type EnrollmentLink struct {
+	// URL is the link. It is a secret: whoever opens it first can enroll for the user. The
+	// store keeps only its hash.
+	URL string
+	// Expires is when the link stops working if nobody opened it.
+	Expires time.Time
+	// Subject is the id of the user.
+	Subject string
+}
+
+// Errors of NewEnrollmentLink.
+var (
+	// ErrUnknownUser: the request names no active user of the tenant.
+	ErrUnknownUser = errors.New("oidc2fa: no active user of the tenant has that id, userName or primary email")
+	// ErrUnknownClient: the client is not registered in the tenant.
+	ErrUnknownClient = errors.New("oidc2fa: no such client in the tenant")
+	// ErrRedirectURI: the redirect URI is not one the client registered, or a redirect URI was
+	// given without a client.
+	ErrRedirectURI = errors.New("oidc2fa: the redirect URI is not registered for the client")
+	// ErrNoEnrollment: the Authenticator does not implement Enroller.
+	ErrNoEnrollment = errors.New("oidc2fa: the Authenticator has no enrollment (it does not implement Enroller)")
+)
+
+// NewEnrollmentLink stores a one-time enrollment link for a user and returns it. It takes the
+// Config the provider was made with (only Users, Clients, Interactions, Authenticator, BaseURL,
+// EnrollmentLinkLifetime and Now are used), so an administrator's tool can make a link without
+// running the provider. The link works on every instance that shares the Interactions store.
+func NewEnrollmentLink(ctx context.Context, cfg Config, req EnrollmentRequest) (*EnrollmentLink, error) {
+	if cfg.Users == nil || cfg.Clients == nil || cfg.Interactions == nil {
+		return nil, errors.New("oidc2fa: NewEnrollmentLink needs Config.Users, Clients and Interactions")
+	}
+	if _, err := parseBaseURL(cfg.BaseURL); err != nil {
+		return nil, err
+	}
+	if cfg.EnrollmentLinkLifetime < 0 {
+		return nil, errors.New("oidc2fa: Config durations must not be negative")
+	}
+	p := &provider{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), now: cfg.Now,
+		linkLife: or(cfg.EnrollmentLinkLifetime, DefaultEnrollmentLinkLifetime)}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p.enrollmentLink(ctx, req)
+}
+
+func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest) (*EnrollmentLink, error) {
+	if _, ok := p.cfg.Authenticator.(Enroller); !ok {
+		return nil, ErrNoEnrollment
+	}
+	if !store.ValidTenantID(req.Tenant) {
+		return nil, fmt.Errorf("oidc2fa: tenant %q: %w", req.Tenant, store.ErrNotFound)
+	}
+	if req.ClientID != "" || req.RedirectURI != "" {
+		c, err := p.cfg.Clients.Get(ctx, req.Tenant, req.ClientID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, ErrUnknownClient
+		case err != nil:
+			return nil, err
+		case !slices.Contains(c.RedirectURIs, req.RedirectURI):
+			return nil, ErrRedirectURI
+		}
+	}
+	subject, err := resolveHint(ctx, p.cfg.Users, req.Tenant, req.User)
+	if err != nil {
+		return nil, err
+	}
+	if subject == "" {
+		return nil, ErrUnknownUser
+	}
+	u, err := p.cfg.Users.Get(ctx, req.Tenant, subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && !u.Active:
+		return nil, ErrUnknownUser
+	case err != nil:
+		return nil, err
+	}
+	token := randomToken()
+	now := p.now()
+	in := store.Interaction{
+		ID:          linkID(token),
+		Purpose:     store.PurposeEnrollLink,
+		Tenant:      req.Tenant,
+		ClientID:    req.ClientID,
+		RedirectURI: req.RedirectURI,
+		State:       req.State,
+		LoginHint:   req.User,
+		Subject:     subject,
+		Created:     now,
+		Expires:     now.Add(p.linkLife),
+	}
+	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
+		return nil, err
+	}
+	return &EnrollmentLink{
+		URL:     p.base + "/enroll/" + req.Tenant + "/" + token,
+		Expires: in.Expires,
+		Subject: subject,
+	}, nil
+}
+
+// linkID is the interaction id under which the link with token is stored.
+func linkID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// enrollEndpoint is POST /enroll/{tenant}: the relying application's backend, authenticated as
+// at the token endpoint, asks for an enrollment link for a user (login_hint) that returns to
+// one of its redirect URIs (redirect_uri) with state.
+func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant string) {
+	if _, ok := p.cfg.Authenticator.(Enroller); !ok {
+		p.tokenError(w, r, http.StatusNotFound, newError(errInvalidRequest, "this provider offers no enrollment"))
+		return
+	}
+	form, client, ok := p.clientRequest(w, r, tenant)
+	if !ok {
+		return
+	}
+	hint := form.Get("login_hint")
+	if hint == "" {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "login_hint is required: it names the user who enrolls"))
+		return
+	}
+	if form.Get("redirect_uri") == "" {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "redirect_uri is required"))
+		return
+	}
+	link, err := p.enrollmentLink(r.Context(), EnrollmentRequest{
+		Tenant: tenant, User: hint, ClientID: client.ID, RedirectURI: form.Get("redirect_uri"), State: form.Get("state"),
+	})
+	switch {
+	case errors.Is(err, ErrRedirectURI):
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "redirect_uri is not registered for the client"))
+		return
+	case errors.Is(err, ErrUnknownUser):
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "login_hint names no active user of the tenant"))
+		return
+	case err != nil:
+		p.log.ErrorContext(r.Context(), "making an enrollment link failed", "tenant", tenant, "client", client.ID, "err", err)
+		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the enrollment link could not be made"))
+		return
+	}
+	p.log.InfoContext(r.Context(), "enrollment link made", "tenant", tenant, "client", client.ID, "subject", link.Subject)
+	body, _ := json.Marshal(struct {
+		URL       string `json:"enrollment_url"`
+		ExpiresIn int64  `json:"expires_in"`
+	}{link.URL, int64(link.Expires.Sub(p.now()).Seconds())})
+	writeNoStoreJSON(w, http.StatusOK, body)
+}
+
+var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Set up your second factor</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222;font-size:1.05rem;line-height:1.5}h1{font-size:1.4rem}button{font:inherit;padding:.7rem 1.4rem;border-radius:.4rem;border:0;background:#1f5fbf;color:#fff;cursor:pointer}</style>
+</head><body><h1>Set up your second factor</h1>
+<p>This link lets you set up the second factor of your account{{if .Client}} for {{.Client}}{{end}}. It works once, in this browser.</p>
+<form method="post" action="{{.Action}}"><button type="submit" id="continue">Continue</button></form>
+</body></html>
+`))
+
+// enrollLink serves a one-time link. GET shows a page whose button POSTs to the same URL, so a
+// mail scanner that fetches the link does not use it up; POST takes the link, stores the
+// enrollment bound to this browser and sends the browser to its pages.
+func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, token string) {
+	ctx := r.Context()
+	secureHeaders(w.Header())
+	gone := newError(errInvalidRequest, "This enrollment link was used already, has expired, or is not valid. Ask for a new one.")
+	if _, ok := p.cfg.Authenticator.(Enroller); !ok || len(token) != 43 {
+		p.page(w, r, http.StatusNotFound, gone)
+		return
+	}
+	id := linkID(token)
+	var (
+		link *store.Interaction
+		err  error
+	)
+	if r.Method == http.MethodPost {
+		link, err = p.cfg.Interactions.Take(ctx, id)
+	} else {
+		link, err = p.cfg.Interactions.Get(ctx, id)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		p.page(w, r, http.StatusNotFound, gone)
+		return
+	case err != nil:
+		p.internal(w, r, err)
+		return
+	case link.Purpose != store.PurposeEnrollLink || link.Tenant != tenant || !p.now().Before(link.Expires):
+		// A link of another tenant was taken by mistake only if someone guessed a 256-bit
+		// token; an expired one is gone either way.
+		p.page(w, r, http.StatusNotFound, gone)
+		return
+	}
+	if r.Method != http.MethodPost {
+		client := ""
+		if link.ClientID != "" {
+			if c, err := p.cfg.Clients.Get(ctx, tenant, link.ClientID); err == nil {
+				client = c.Name
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		_ = linkPage.Execute(w, map[string]string{"Client": client, "Action": p.basePath + "/enroll/" + tenant + "/" + token})
+		return
+	}
+	now := p.now()
+	in := *link
+	in.ID = randomToken()
+	in.Purpose = store.PurposeEnroll
+	in.Created = now
+	in.Expires = now.Add(p.loginLife)
+	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	p.bind(w, &in)
+	http.Redirect(w, r, p.loginPath(&in, ""), http.StatusSeeOther)
+}
+
+// enrollment serves the enrollment pages through the Authenticator's Enroller.
+func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id, rest string) {
+	ctx := r.Context()
+	enroller, ok := p.cfg.Authenticator.(Enroller)
+	if !ok {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	in, ok := p.open(w, r, store.PurposeEnroll, tenant, id)
+	if !ok {
+		return
+	}
+	e := &Enrollment{
+		Tenant:    in.Tenant,
+		Subject:   in.Subject,
+		Rest:      rest,
+		State:     in.AuthState,
+		CSRFToken: p.mac("csrf", id),
+		Expires:   in.Expires,
+		p:         p,
+		in:        in,
+	}
+	if in.ClientID != "" {
+		c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			p.end(w, r, id, newError(errAccessDenied, "The application that sent you here is no longer registered."), "client deleted")
+			return
+		case err != nil:
+			p.internal(w, r, err)
+			return
+		}
+		e.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
+	}
+	u, err := p.cfg.Users.Get(ctx, in.Tenant, in.Subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && !u.Active:
+		p.end(w, r, id, newError(errAccessDenied, "the account cannot be enrolled"), "user deleted or inactive")
+		return
+	case err != nil:
+		p.internal(w, r, err)
+		return
+	}
+	e.User = u
+	enroller.ServeEnroll(w, r, e)
+}
