@@ -1,0 +1,70 @@
+// Package picture is visid's image-based login: a picture password as the second factor of
+// oidc2fa, with its enrollment pages. *Authenticator implements oidc2fa.Authenticator and
+// oidc2fa.Enroller.
+//
+// # The scheme
+//
+// A user enrolls one image and a sequence of points on it (Config.Points, default 5). Every
+// image is shown scaled to a canonical space of Width × Height (1000 × 750) units, and points
+// are integers in that space. A later click is accepted when it lies within r
+// (Config.Tolerance, default 20) units of the enrolled point on each axis, by centered
+// discretization (Chiasson, Forget, Biddle and van Oorschot, 2008): per axis the offset
+// d = (x − r) mod (2r + 1) is stored in the clear, and the cell index (x − d) / (2r + 1) is what
+// gets hashed. With the defaults a cell is 41 units wide, 24 × 18 cells cover the image, and a
+// point carries about 8.75 bits; five points about 44 bits against guessing in the dark, much
+// less against an attacker who knows which spots of an image people like. That is why the
+// factor locks after Config.MaxFailures (default 5) wrong attempts in a row and why it is a
+// second factor, not a password.
+//
+// The hash input is the cell indices with the tenant, the user id, the SHA-256 of the image,
+// the number of points and r, keyed with a server-side pepper (HMAC-SHA-256; Config.Peppers,
+// rotatable by id) and then hashed with argon2id (Config.Argon2, default 2 passes over 19 MiB)
+// and a random salt. Records carry a scheme version, the pepper id and their argon2id
+// parameters; a successful login with older ones rehashes. Hashes are compared in constant
+// time, and at most Config.MaxConcurrentHashes argon2id computations run at once. Points are
+// never stored in the clear and never logged.
+//
+// Failures are counted in the store (store.PictureCredentials), before the points are checked,
+// so the count is shared by every instance and cannot be raced past; a success resets it, and
+// enrolling again or Authenticator.Unlock clears a lock. A wrong picture, an unknown, inactive
+// or unenrolled user and a locked user look the same to the person: the same page (an image
+// chosen by a keyed hash of the login hint when there is no credential), the same message, one
+// argon2id computation each; the log says which it was.
+//
+// # The pages and their form fields
+//
+// The pages are plain HTML with one small script and one style sheet, served with a
+// Content-Security-Policy that allows only those and the images, frame-ancestors 'none',
+// Referrer-Policy no-referrer and Cache-Control no-store. A host with its own front end, or an
+// automated test, can drive them with plain form POSTs (paths relative to the login or
+// enrollment URL the provider gives):
+//
+//   - Login: POST "" with the fields csrf (oidc2fa.CSRFField: the token of the page's form) and
+//     points, the clicked points in order as "x1,y1;x2,y2;…" in canonical units. A wrong
+//     attempt answers 303 back to the page, which then says "That did not match. Try again.";
+//     success or the end of the attempts answers 303 to the application. POST "cancel" with csrf
+//     gives up. GET "image" is the picture to click on.
+//   - Enrollment: POST "" with csrf, image (the name of the chosen image), points and confirm
+//     (the same points clicked a second time, each within r of the first). Two points in the
+//     same or a neighbouring cell are refused. GET "image/{name}" is each image.
+//
+// # Wiring
+//
+//	auth, err := picture.New(picture.Config{
+//		Credentials: b.Pictures,
+//		Peppers:     []picture.Pepper{{ID: "2026-11", Key: pepperKey}}, // 32+ secret bytes
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	provider, err := oidc2fa.New(oidc2fa.Config{
+//		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
+//		Authenticator: auth,
+//		Signer:        keys,
+//		BaseURL:       "https://id.example.com/oidc",
+//	})
+//
+// Users enroll through a one-time link: the relying application's backend asks for one at
+// POST {BaseURL}/enroll/{tenant} (oidc2fa/rp's EnrollURL does it), or an administrator makes one
+// with oidc2fa.NewEnrollmentLink.
+package picture

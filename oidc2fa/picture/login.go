@@ -1,0 +1,249 @@
+package picture
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/store"
+)
+
+// absentUser is looked up when the login hint named nobody, so that an unknown user costs the
+// same store calls as a known one. No user has this id.
+const absentUser = "user_0000000000000000000000000"
+
+// failedMessage is the one thing a person hears after any failed attempt, whatever the reason.
+const failedMessage = "That did not match. Try again."
+
+// methods is the amr of a picture login (RFC 8176): a graphical password is a password.
+var methods = []string{"pwd"}
+
+// loginState is what the login pages keep in the interaction between requests.
+type loginState struct {
+	Attempts int  `json:"a"` // attempts in this interaction
+	Failed   bool `json:"f"` // the last attempt failed: the page says so
+}
+
+// challenge is what a login shows and checks: the user's credential and image, or, when there
+// is nothing to check (reason says why), a decoy image that is the same on every visit.
+type challenge struct {
+	subject string // the user's id, or absentUser
+	cred    *store.PictureCredential
+	img     *image
+	points  int
+	reason  string // "" when cred can be checked
+}
+
+// ServeLogin implements oidc2fa.Authenticator. Below the login URL it serves:
+//
+//	GET  ""                    the page: the user's picture and a form for the points
+//	POST ""                    an attempt: fields csrf and points ("x1,y1;x2,y2;…")
+//	GET  image                 the picture
+//	POST cancel                the person gives up (field csrf)
+//	GET  static/picture.js, static/picture.css
+func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login) {
+	if serveStatic(w, r, l.Rest) {
+		return
+	}
+	ctx := r.Context()
+	ch, err := a.challenge(ctx, l)
+	if err != nil {
+		a.internal(w, r, err)
+		return
+	}
+	var st loginState
+	if len(l.State) > 0 {
+		_ = json.Unmarshal(l.State, &st) // the provider stored what SaveState was given
+	}
+	switch {
+	case l.Rest == "image":
+		serveImage(w, r, ch.img)
+	case l.Rest == "cancel" && r.Method == http.MethodPost:
+		a.log.InfoContext(ctx, "picture login cancelled", "tenant", l.Tenant, "subject", l.Subject)
+		l.Fail(w, r, oidc2fa.Cancelled)
+	case l.Rest == "" && r.Method == http.MethodPost:
+		a.attempt(w, r, l, ch, st)
+	case l.Rest == "" && r.Method == http.MethodGet:
+		d := &pageData{
+			Title:        "Confirm it's you",
+			ClientName:   l.Client.Name,
+			StyleURL:     l.Path(stylePath),
+			ScriptURL:    l.Path(scriptPath),
+			CSRF:         l.CSRFToken,
+			Points:       ch.points,
+			Tolerance:    a.tolerance,
+			Action:       l.Path(""),
+			ImageURL:     l.Path("image"),
+			ImageTitle:   ch.img.Title,
+			CancelAction: l.Path("cancel"),
+		}
+		if st.Failed {
+			d.Message = failedMessage
+		}
+		a.render(w, r, http.StatusOK, "login", d)
+	case l.Rest == "":
+		methodNotAllowed(w, "GET, POST")
+	case l.Rest == "cancel":
+		methodNotAllowed(w, "POST")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// challenge finds what the login of l shows and checks. It reads the store the same way
+// whether or not the hint named a user.
+func (a *Authenticator) challenge(ctx context.Context, l *oidc2fa.Login) (*challenge, error) {
+	ch := &challenge{subject: l.Subject}
+	if ch.subject == "" {
+		ch.subject = absentUser
+	}
+	cred, err := a.creds.Get(ctx, l.Tenant, ch.subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		ch.cred = cred
+	}
+	switch {
+	case l.User == nil:
+		ch.reason = "unknown user"
+	case !l.User.Active:
+		ch.reason = "inactive user"
+	case ch.cred == nil:
+		ch.reason = "not enrolled"
+	case a.images.byName[ch.cred.Image] == nil:
+		ch.reason = "the enrolled image is no longer offered"
+	}
+	if ch.reason != "" {
+		ch.cred = nil
+		ch.img = a.decoyImage(l)
+		ch.points = a.points
+		return ch, nil
+	}
+	ch.img = a.images.byName[ch.cred.Image]
+	ch.points = ch.cred.Points
+	if !hmac.Equal(ch.img.digest, ch.cred.ImageDigest) {
+		a.log.WarnContext(ctx, "the enrolled image has changed since the user enrolled", "tenant", l.Tenant,
+			"subject", l.Subject, "image", ch.img.Name)
+	}
+	return ch, nil
+}
+
+// decoyImage is the image shown when there is no credential to check: chosen by a keyed hash of
+// the tenant and the hint, so the same hint always shows the same image, as a real user's does.
+func (a *Authenticator) decoyImage(l *oidc2fa.Login) *image {
+	m := hmac.New(sha256.New, a.hash.current.Key)
+	m.Write([]byte("visid picture decoy\x00" + l.Tenant + "\x00" + strings.ToLower(l.LoginHint)))
+	n := binary.BigEndian.Uint64(m.Sum(nil))
+	return a.images.list[n%uint64(len(a.images.list))]
+}
+
+// attempt checks the points of a POST. Every path spends one argon2id hash and the same store
+// calls, so a wrong picture, an unknown, inactive or unenrolled user and a locked one take the
+// same time and get the same answer; only the log tells them apart.
+func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, st loginState) {
+	ctx := r.Context()
+	st.Attempts++
+	points, perr := ParsePoints(r.PostFormValue("points"), ch.points)
+	reason, lockedNow := ch.reason, false
+	// The failure is counted before the points are checked, so concurrent attempts cannot
+	// run past the limit; a success resets the count.
+	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject)
+	switch {
+	case reason != "":
+	case errors.Is(err, store.ErrNotFound):
+		reason = "not enrolled" // the credential went since the page was shown
+	case err != nil:
+		a.internal(w, r, err)
+		return
+	case count > a.maxFailures:
+		reason = "locked"
+	case perr != nil:
+		reason, lockedNow = "malformed points", count == a.maxFailures
+	default:
+		ok, err := a.hash.verify(ctx, ch.cred, points)
+		if err != nil {
+			a.internal(w, r, err)
+			return
+		}
+		if ok {
+			a.succeed(w, r, l, ch, points)
+			return
+		}
+		reason, lockedNow = "wrong picture", count == a.maxFailures
+	}
+	if reason != "wrong picture" {
+		if err := a.hash.decoy(ctx); err != nil {
+			a.internal(w, r, err)
+			return
+		}
+	}
+	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
+		"client", l.Client.ID, "reason", reason, "attempt", st.Attempts, "locked", lockedNow || reason == "locked")
+	switch {
+	case lockedNow:
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "tenant", l.Tenant, "subject", l.Subject)
+		l.Fail(w, r, oidc2fa.Locked)
+		return
+	case st.Attempts >= a.maxFailures:
+		l.Fail(w, r, oidc2fa.Denied)
+		return
+	}
+	st.Failed = true
+	state, _ := json.Marshal(st)
+	if err := l.SaveState(ctx, state); err != nil {
+		a.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
+}
+
+// succeed resets the failure count, rehashes a credential written with older parameters, and
+// tells the provider.
+func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, points []Point) {
+	ctx := r.Context()
+	if err := a.creds.ResetFailures(ctx, l.Tenant, l.Subject); err != nil {
+		a.internal(w, r, err)
+		return
+	}
+	if a.hash.stale(ch.cred) {
+		fresh, err := a.hash.rehash(ctx, ch.cred, points)
+		if err == nil {
+			fresh.Updated = a.now()
+			err = a.creds.Rehash(ctx, fresh, ch.cred.Hash)
+		}
+		switch {
+		case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
+			// The user enrolled again (or was removed) meanwhile: the new record stands.
+		case err != nil:
+			a.log.ErrorContext(ctx, "rehashing a picture credential failed", "tenant", l.Tenant, "subject", l.Subject, "err", err)
+		default:
+			a.log.InfoContext(ctx, "picture credential rehashed with the current parameters", "tenant", l.Tenant, "subject", l.Subject)
+		}
+	}
+	a.log.InfoContext(ctx, "picture login passed", "tenant", l.Tenant, "subject", l.Subject, "client", l.Client.ID)
+	l.Succeed(w, r, oidc2fa.Success{Subject: l.Subject, AuthTime: a.now(), Methods: methods})
+}
+
+// internal answers 500 without the error's text and logs the cause.
+func (a *Authenticator) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		a.log.DebugContext(r.Context(), "picture login request ended early", "err", err)
+	} else {
+		a.log.ErrorContext(r.Context(), "picture login failed internally", "err", err)
+	}
+	pageHeaders(w.Header())
+	http.Error(w, "internal server error", http.StatusInternalServerError)
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+}

@@ -1,0 +1,123 @@
+package picture
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"net/http"
+	"strconv"
+)
+
+//go:embed assets
+var assetsFS embed.FS
+
+var pages = template.Must(template.ParseFS(assetsFS, "assets/pages.html"))
+
+// The static files the pages load, below a page's path.
+const (
+	scriptPath = "static/picture.js"
+	stylePath  = "static/picture.css"
+)
+
+// contentSecurityPolicy allows the pages nothing but their own script, style sheet and images.
+// It has no form-action: a browser applies form-action to the redirect that follows a POST,
+// and the last POST of a login redirects to the client.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"base-uri 'none'; frame-ancestors 'none'"
+
+// pageData is what the templates of assets/pages.html read.
+type pageData struct {
+	Title      string
+	ClientName string
+	StyleURL   string
+	ScriptURL  string
+	CSRF       string
+	Message    string
+	Points     int
+	Tolerance  int
+
+	// login
+	Action       string
+	ImageURL     string
+	ImageTitle   string
+	CancelAction string
+
+	// enroll
+	Images   []imageChoice
+	Selected string
+}
+
+type imageChoice struct {
+	Name, Title, URL string
+}
+
+// pageHeaders are the headers of every page and file the picture login serves.
+func pageHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// render writes the page name with status. It renders into a buffer first, so a template error
+// is a 500 and never half a page.
+func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
+		a.log.ErrorContext(r.Context(), "rendering a picture login page failed", "page", name, "err", err)
+		http.Error(w, "internal server error", http.StatusInternalServerError)
+		return
+	}
+	pageHeaders(w.Header())
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// serveStatic answers a GET of a static file below a page's path; it reports whether rest named
+// one.
+func serveStatic(w http.ResponseWriter, r *http.Request, rest string) bool {
+	var file, ctype string
+	switch rest {
+	case scriptPath:
+		file, ctype = "assets/picture.js", "text/javascript; charset=utf-8"
+	case stylePath:
+		file, ctype = "assets/picture.css", "text/css; charset=utf-8"
+	default:
+		return false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return true
+	}
+	data, _ := assetsFS.ReadFile(file) // embedded: always there
+	writeFile(w, r, ctype, data, contentSecurityPolicy)
+	return true
+}
+
+// writeFile answers with a static file or an image, under the content security policy csp.
+func writeFile(w http.ResponseWriter, r *http.Request, ctype string, data []byte, csp string) {
+	pageHeaders(w.Header())
+	w.Header().Set("Content-Security-Policy", csp)
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(data)
+}
+
+// serveImage answers a GET of an image.
+func serveImage(w http.ResponseWriter, r *http.Request, im *image) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// An SVG opened on its own is a document: it may run nothing.
+	writeFile(w, r, im.ContentType, im.Data, "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+}

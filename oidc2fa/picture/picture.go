@@ -1,0 +1,203 @@
+package picture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/store"
+)
+
+// DefaultMaxFailures is how many wrong attempts in a row lock the factor when
+// Config.MaxFailures is 0.
+const DefaultMaxFailures = 5
+
+// Config configures the picture login. Credentials and Peppers are required; every other field
+// has the default its comment gives.
+type Config struct {
+	// Credentials stores the enrolled picture passwords and counts failures, so a lock holds on
+	// every instance that shares the store.
+	Credentials store.PictureCredentials
+
+	// Peppers key the hash input of every credential: a copy of the store alone is not enough
+	// to search for the points. Peppers[0] keys new credentials; the others still verify the
+	// credentials they keyed, which are rehashed with Peppers[0] at their next successful login
+	// (rotation). Each key is at least 32 random bytes, kept out of the store; its ID is stored
+	// with each credential.
+	Peppers []Pepper
+
+	// Images are the pictures users may choose from. nil: BuiltinImages().
+	Images []Image
+	// Points is how many points a new enrollment has, MinPoints to MaxPoints; 0: DefaultPoints.
+	Points int
+	// Tolerance is r: a click is accepted when it lies within r canonical units of the enrolled
+	// point on each axis; MinTolerance to MaxTolerance; 0: DefaultTolerance (cells of 41 units,
+	// about 8.75 bits per point on the 1000 × 750 space).
+	Tolerance int
+	// Argon2 are the argon2id parameters of new hashes; a zero field takes its default
+	// (DefaultArgon2Time, DefaultArgon2MemoryKiB, DefaultArgon2Threads). A credential hashed
+	// with other parameters is rehashed at its next successful login.
+	Argon2 Argon2Params
+	// MaxConcurrentHashes bounds the argon2id computations running at once, so a burst of
+	// logins uses at most MaxConcurrentHashes × Argon2.MemoryKiB of memory; the others wait.
+	// 0: runtime.GOMAXPROCS(0).
+	MaxConcurrentHashes int
+	// MaxFailures is how many wrong attempts in a row lock the factor for a user; one login
+	// flow also ends after that many attempts. 0: DefaultMaxFailures.
+	MaxFailures int
+
+	// Logger receives the outcome of every attempt (with the reason: wrong picture, unknown,
+	// inactive or not enrolled user, locked); never the points. nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of the credentials' times and of AuthTime. nil: time.Now.
+	Now func() time.Time
+}
+
+// Authenticator is the picture login: an oidc2fa.Authenticator and oidc2fa.Enroller.
+type Authenticator struct {
+	creds       store.PictureCredentials
+	hash        *hasher
+	images      *imageSet
+	points      int
+	tolerance   int
+	maxFailures int
+	log         *slog.Logger
+	now         func() time.Time
+}
+
+var (
+	_ oidc2fa.Authenticator = (*Authenticator)(nil)
+	_ oidc2fa.Enroller      = (*Authenticator)(nil)
+)
+
+// New returns the picture login of cfg. It starts no goroutines.
+func New(cfg Config) (*Authenticator, error) {
+	if cfg.Credentials == nil {
+		return nil, errors.New("picture: Config.Credentials is required")
+	}
+	images := cfg.Images
+	if images == nil {
+		images = BuiltinImages()
+	}
+	set, err := newImageSet(images)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{
+		creds:       cfg.Credentials,
+		images:      set,
+		points:      orInt(cfg.Points, DefaultPoints),
+		tolerance:   orInt(cfg.Tolerance, DefaultTolerance),
+		maxFailures: orInt(cfg.MaxFailures, DefaultMaxFailures),
+		log:         cfg.Logger,
+		now:         cfg.Now,
+	}
+	switch {
+	case a.points < MinPoints || a.points > MaxPoints:
+		return nil, fmt.Errorf("picture: Config.Points must be between %d and %d", MinPoints, MaxPoints)
+	case a.tolerance < MinTolerance || a.tolerance > MaxTolerance:
+		return nil, fmt.Errorf("picture: Config.Tolerance must be between %d and %d", MinTolerance, MaxTolerance)
+	case a.maxFailures < 1:
+		return nil, errors.New("picture: Config.MaxFailures must not be negative")
+	case cfg.MaxConcurrentHashes < 0:
+		return nil, errors.New("picture: Config.MaxConcurrentHashes must not be negative")
+	}
+	argon := Argon2Params{
+		Time:      orUint(cfg.Argon2.Time, DefaultArgon2Time),
+		MemoryKiB: orUint(cfg.Argon2.MemoryKiB, DefaultArgon2MemoryKiB),
+		Threads:   uint8(orUint(uint32(cfg.Argon2.Threads), DefaultArgon2Threads)),
+	}
+	a.hash, err = newHasher(cfg.Peppers, argon, orInt(cfg.MaxConcurrentHashes, runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, err
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return a, nil
+}
+
+func orInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func orUint(v, def uint32) uint32 {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Errors of Enroll.
+var (
+	// ErrUnknownImage: the image is not one of Config.Images.
+	ErrUnknownImage = errors.New("picture: no such image")
+	// ErrTooClose: two points lie in the same or neighbouring cells, so they could not be told
+	// apart reliably.
+	ErrTooClose = errors.New("picture: two points are too close to each other")
+)
+
+// Enroll sets the picture password of a user of tenant: the image named image and points, in
+// order, in the canonical space. It replaces the user's credential and clears a lock. It is the
+// library call behind the enrollment pages, for an administrator's tool or a test; the points
+// are the user's secret, so a host must not choose them for a real person.
+func (a *Authenticator) Enroll(ctx context.Context, tenant, userID, image string, points []Point) error {
+	im := a.images.byName[image]
+	if im == nil {
+		return ErrUnknownImage
+	}
+	if len(points) != a.points {
+		return fmt.Errorf("picture: want %d points, got %d", a.points, len(points))
+	}
+	for i, p := range points {
+		if !inRange(p) {
+			return errRange
+		}
+		for _, q := range points[:i] {
+			if tooClose(q, p, a.tolerance) {
+				return ErrTooClose
+			}
+		}
+	}
+	now := a.now()
+	c := store.PictureCredential{
+		Tenant:      tenant,
+		UserID:      userID,
+		Image:       im.Name,
+		ImageDigest: im.digest,
+		Points:      len(points),
+		Tolerance:   a.tolerance,
+		Created:     now,
+		Updated:     now,
+	}
+	if err := a.hash.enroll(ctx, &c, points); err != nil {
+		return err
+	}
+	return a.creds.Put(ctx, c)
+}
+
+// Unlock clears the failure count of a user, so the user may try again: the administrator's
+// unlock. store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error {
+	return a.creds.ResetFailures(ctx, tenant, userID)
+}
+
+// Locked reports whether the factor is locked for a user. store.ErrNotFound if the user has
+// not enrolled.
+func (a *Authenticator) Locked(ctx context.Context, tenant, userID string) (bool, error) {
+	c, err := a.creds.Get(ctx, tenant, userID)
+	if err != nil {
+		return false, err
+	}
+	return c.Failures >= a.maxFailures, nil
+}
