@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,8 +40,12 @@ type logBuffer struct {
 	b  bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *logBuffer) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // env is the provider with the picture login over a memstore, served by httptest: tenant acme
 // with ann (active, enrolled on the harbour), bob (inactive, enrolled) and carol (active, not
@@ -206,5 +209,3 @@ func shift(ps []picture.Point, dx, dy int) string {
 	}
 	return picture.FormatPoints(out)
 }
-
-var _ = time.Second

@@ -192,6 +192,9 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		a.log.WarnContext(ctx, "picture login locked after too many failures", "tenant", l.Tenant, "subject", l.Subject)
 		l.Fail(w, r, oidc2fa.Locked)
 		return
+	case st.Attempts >= a.maxFailures && reason == "locked":
+		l.Fail(w, r, oidc2fa.Locked)
+		return
 	case st.Attempts >= a.maxFailures:
 		l.Fail(w, r, oidc2fa.Denied)
 		return

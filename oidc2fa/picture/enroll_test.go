@@ -1,0 +1,194 @@
+package picture_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/picture"
+)
+
+// newPoints are well apart: the enrollment tests enroll them.
+var newPoints = []picture.Point{{60, 60}, {940, 80}, {80, 690}, {920, 700}, {500, 380}}
+
+// openEnrollment opens an enrollment link for user in a fresh browser and returns the
+// enrollment page's URL and page.
+func (e *env) openEnrollment(req oidc2fa.EnrollmentRequest) (*browser, string, *page) {
+	e.t.Helper()
+	req.Tenant = "acme"
+	link, err := oidc2fa.NewEnrollmentLink(context.Background(), e.ocfg, req)
+	require.NoError(e.t, err)
+	b := e.browser()
+	p := b.get(link.URL)
+	require.Equal(e.t, http.StatusOK, p.status, p.body)
+	p = b.post(link.URL, url.Values{})
+	require.Equal(e.t, http.StatusSeeOther, p.status, p.body)
+	enrollURL := p.location
+	p = b.get(enrollURL)
+	require.Equal(e.t, http.StatusOK, p.status, p.body)
+	return b, enrollURL, p
+}
+
+func enrollForm(pg *page, t *testing.T, image string, points, confirm []picture.Point) url.Values {
+	return url.Values{"csrf": {pg.csrf(t)}, "image": {image},
+		"points": {picture.FormatPoints(points)}, "confirm": {picture.FormatPoints(confirm)}}
+}
+
+func TestEnrollAdminLink(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	for _, im := range picture.BuiltinImages() {
+		assert.Contains(t, pg.body, `id="image-`+im.Name+`"`)
+		assert.Equal(t, http.StatusOK, b.get(enrollURL+"/image/"+im.Name).status)
+	}
+	assert.Equal(t, http.StatusNotFound, b.get(enrollURL+"/image/nothing").status)
+	assert.Contains(t, pg.header.Get("Content-Security-Policy"), "script-src 'self'")
+
+	// The confirmation may differ from the first round by up to r on each axis.
+	p := b.post(enrollURL, enrollForm(pg, t, "garden", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	require.Equal(t, enrollURL+"/done", p.location)
+	done := b.get(p.location)
+	assert.Equal(t, http.StatusOK, done.status)
+	assert.Contains(t, done.body, "Your picture password is set up")
+	assert.Equal(t, http.StatusBadRequest, b.get(enrollURL).status, "the enrollment has ended")
+
+	c, err := e.b.Pictures.Get(ctx, "acme", e.carol.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "garden", c.Image)
+	lb := e.browser()
+	loginURL, lp := e.login(lb, "carol")
+	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
+	assert.NotContains(t, e.log.String(), "60,60", "points are never logged")
+}
+
+func TestEnrollClientLink(t *testing.T) {
+	e := newEnv(t)
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann", ClientID: e.clientID,
+		RedirectURI: testRedirect, State: "enroll-state"})
+	assert.Contains(t, pg.body, "Example app asks you to set up a picture password")
+	q := toClient(t, b.post(enrollURL, enrollForm(pg, t, "space", newPoints, newPoints)))
+	assert.Equal(t, "complete", q.Get("enrollment"))
+	assert.Equal(t, "enroll-state", q.Get("state"))
+	assert.Equal(t, e.srv.URL+"/oidc/acme", q.Get("iss"))
+	lb := e.browser()
+	loginURL, lp := e.login(lb, "ann")
+	assert.Contains(t, lp.body, "Space station")
+	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
+}
+
+// TestEnrollRefused: every refusal sends the person back to the page with a message and stores
+// nothing.
+func TestEnrollRefused(t *testing.T) {
+	close := []picture.Point{{60, 60}, {121, 121}, {80, 690}, {920, 700}, {500, 380}} // 61 apart: neighbouring cells
+	moved := append([]picture.Point(nil), newPoints...)
+	moved[4] = picture.Point{X: 521, Y: 380}
+	for name, c := range map[string]struct {
+		image           string
+		points, confirm string
+		message         string
+	}{
+		"unknown image":   {"moon", picture.FormatPoints(newPoints), picture.FormatPoints(newPoints), "Choose one of the pictures."},
+		"too close":       {"garden", picture.FormatPoints(close), picture.FormatPoints(close), "too close together"},
+		"confirm differs": {"garden", picture.FormatPoints(newPoints), picture.FormatPoints(moved), "did not match the first"},
+		"too few points":  {"garden", "1,2;300,300", "1,2;300,300", "Click 5 points"},
+		"malformed":       {"garden", "x", "y", "Click 5 points"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			before, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+			require.NoError(t, err)
+			b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
+			p := b.post(enrollURL, url.Values{"csrf": {pg.csrf(t)}, "image": {c.image}, "points": {c.points}, "confirm": {c.confirm}})
+			require.Equal(t, http.StatusSeeOther, p.status)
+			require.Equal(t, enrollURL, p.location)
+			again := b.get(enrollURL)
+			assert.Contains(t, again.body, c.message)
+			if c.image == "garden" {
+				assert.Contains(t, again.body, `value="garden" data-url`, "the chosen image")
+				assert.Regexp(t, `id="image-garden" value="garden"[^>]* checked`, again.body)
+			}
+			after, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing stored")
+		})
+	}
+}
+
+func TestEnrollCancel(t *testing.T) {
+	e := newEnv(t)
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann", ClientID: e.clientID, RedirectURI: testRedirect, State: "s"})
+	q := toClient(t, b.post(enrollURL+"/cancel", url.Values{"csrf": {pg.csrf(t)}}))
+	assert.Equal(t, "access_denied", q.Get("error"))
+
+	b, enrollURL, pg = e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
+	p := b.post(enrollURL+"/cancel", url.Values{"csrf": {pg.csrf(t)}})
+	assert.Equal(t, http.StatusBadRequest, p.status)
+	assert.True(t, strings.Contains(p.body, "cancelled"), p.body)
+}
+
+// TestEnrollClearsLock: enrolling again through the pages unlocks.
+func TestEnrollClearsLock(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	toClient(t, e.failLogin(e.browser(), "ann", 5))
+	locked, err := e.auth.Locked(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	require.True(t, locked)
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
+	require.Equal(t, enrollURL+"/done", b.post(enrollURL, enrollForm(pg, t, "workshop", newPoints, newPoints)).location)
+	locked, err = e.auth.Locked(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	assert.False(t, locked)
+}
+
+func TestEnrollLibraryErrors(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	assert.ErrorIs(t, e.auth.Enroll(ctx, "acme", e.carol.ID, "moon", newPoints), picture.ErrUnknownImage)
+	assert.ErrorIs(t, e.auth.Enroll(ctx, "acme", e.carol.ID, "harbour", []picture.Point{{0, 0}, {20, 20}, {500, 500}, {900, 100}, {100, 700}}), picture.ErrTooClose)
+	assert.Error(t, e.auth.Enroll(ctx, "acme", e.carol.ID, "harbour", newPoints[:4]))
+	assert.Error(t, e.auth.Enroll(ctx, "acme", e.carol.ID, "harbour", []picture.Point{{1000, 0}, {300, 200}, {500, 400}, {700, 600}, {900, 300}}))
+	_, err := e.b.Pictures.Get(ctx, "acme", e.carol.ID)
+	assert.Error(t, err, "nothing stored")
+}
+
+func TestNewConfigErrors(t *testing.T) {
+	e := newEnv(t)
+	ok := picture.Config{Credentials: e.b.Pictures, Peppers: []picture.Pepper{testPepper}}
+	for name, edit := range map[string]func(*picture.Config){
+		"no store":       func(c *picture.Config) { c.Credentials = nil },
+		"no pepper":      func(c *picture.Config) { c.Peppers = nil },
+		"short pepper":   func(c *picture.Config) { c.Peppers = []picture.Pepper{{ID: "x", Key: []byte("short")}} },
+		"3 points":       func(c *picture.Config) { c.Points = 3 },
+		"9 points":       func(c *picture.Config) { c.Points = 9 },
+		"tolerance 4":    func(c *picture.Config) { c.Tolerance = 4 },
+		"negative fails": func(c *picture.Config) { c.MaxFailures = -1 },
+		"no images":      func(c *picture.Config) { c.Images = []picture.Image{} },
+		"bad image name": func(c *picture.Config) {
+			c.Images = []picture.Image{{Name: "A B", Title: "t", ContentType: "image/png", Data: []byte{1}}}
+		},
+		"bad content type": func(c *picture.Config) {
+			c.Images = []picture.Image{{Name: "a", Title: "t", ContentType: "text/html", Data: []byte{1}}}
+		},
+		"duplicate image": func(c *picture.Config) {
+			im := picture.Image{Name: "a", Title: "t", ContentType: "image/png", Data: []byte{1}}
+			c.Images = []picture.Image{im, im}
+		},
+	} {
+		cfg := ok
+		edit(&cfg)
+		_, err := picture.New(cfg)
+		assert.Error(t, err, name)
+	}
+	_, err := picture.New(ok)
+	assert.NoError(t, err)
+}
