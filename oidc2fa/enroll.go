@@ -75,14 +75,14 @@ func (e *Enrollment) SaveState(ctx context.Context, state []byte) error {
 }
 
 // Done ends the enrollment after the enroller stored the factor: the browser goes back to the
-// client's redirect URI (303) with enrollment=complete, state and iss. When there is no client
-// (an administrator's link) Done writes nothing and returns false, and the enroller answers
-// with its own page. Done also returns false when the enrollment had already ended; it has then
-// answered with a page.
+// client's redirect URI (303) with enrollment=complete, state and iss. Done reports whether it
+// answered the browser: when there is no client (an administrator's link) Done writes nothing
+// and returns false, and the enroller answers with its own page. When the enrollment had
+// already ended (a double submit), Done answers with an error page and returns true.
 func (e *Enrollment) Done(w http.ResponseWriter, r *http.Request) bool {
 	in, err := e.p.take(w, r, e.in.ID)
 	if err != nil {
-		return false
+		return true // take answered with a page
 	}
 	e.p.log.InfoContext(r.Context(), "enrolled", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject)
 	if in.RedirectURI == "" {
@@ -170,6 +170,9 @@ func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest) (*
 		return nil, fmt.Errorf("oidc2fa: tenant %q: %w", req.Tenant, store.ErrNotFound)
 	}
 	if req.ClientID != "" || req.RedirectURI != "" {
+		if req.ClientID == "" {
+			return nil, ErrRedirectURI
+		}
 		c, err := p.cfg.Clients.Get(ctx, req.Tenant, req.ClientID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -264,7 +267,7 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 	body, _ := json.Marshal(struct {
 		URL       string `json:"enrollment_url"`
 		ExpiresIn int64  `json:"expires_in"`
-	}{link.URL, int64(link.Expires.Sub(p.now()).Seconds())})
+	}{link.URL, int64(link.Expires.Sub(p.now()).Round(time.Second) / time.Second)})
 	writeNoStoreJSON(w, http.StatusOK, body)
 }
 

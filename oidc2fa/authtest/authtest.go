@@ -1,9 +1,16 @@
-// Package authtest is an oidc2fa.Authenticator for tests only: it proves nothing about the
-// person at the browser. Never use it in a service.
+// Package authtest is an oidc2fa.Authenticator and oidc2fa.Enroller for tests only: it proves
+// nothing about the person at the browser and stores no factor. Never use it in a service.
 //
-// Its login page shows the hinted user and two buttons, "Approve" and "Deny", posted with the
-// interaction's CSRF token; with AutoApprove it approves on the first visit without a page, so a
-// test can follow redirects straight from the authorization request to the client's callback.
+// Its login page shows the hinted user and three buttons, "Approve", "Deny" and "Cancel", posted
+// with the interaction's CSRF token; with AutoApprove it approves on the first visit without a
+// page, so a test can follow redirects straight from the authorization request to the client's
+// callback.
+//
+// Its enrollment page names the user who enrolls and shows two buttons, "Enroll" and "Cancel",
+// posted with the enrollment's CSRF token (AutoApprove does not apply to it). Enroll calls
+// OnEnroll, if set, and finishes the enrollment: the browser goes back to the client, or, for an
+// administrator's link without a client, sees a page saying "Enrolled.". Cancel ends the
+// enrollment without a factor.
 package authtest
 
 import (
@@ -14,7 +21,7 @@ import (
 	"github.com/visid/visid/oidc2fa"
 )
 
-// Authenticator approves or denies as the test asks.
+// Authenticator approves or denies as the test asks, and enrolls whoever presses Enroll.
 type Authenticator struct {
 	// AutoApprove approves the hinted user on the first visit, without a page.
 	AutoApprove bool
@@ -25,7 +32,17 @@ type Authenticator struct {
 	// Subject, when set, is reported instead of the hinted user, to test that the provider
 	// refuses another subject.
 	Subject string
+	// OnEnroll, when set, is called with the tenant and the subject (the user's id) when the
+	// person presses Enroll, before the enrollment is finished: where a real enroller would
+	// store the factor. It runs on the request's goroutine, so it must be safe for concurrent
+	// use when the provider serves several requests at once. nil: nothing is called.
+	OnEnroll func(tenant, subject string)
 }
+
+var (
+	_ oidc2fa.Authenticator = (*Authenticator)(nil)
+	_ oidc2fa.Enroller      = (*Authenticator)(nil)
+)
 
 var page = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Test login</title></head><body>
@@ -79,4 +96,45 @@ func (a *Authenticator) approve(w http.ResponseWriter, r *http.Request, l *oidc2
 		subject = a.Subject
 	}
 	l.Succeed(w, r, oidc2fa.Success{Subject: subject, AuthTime: now(), Methods: methods})
+}
+
+var enrollPage = template.Must(template.New("enroll").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Test enrollment</title></head><body>
+<h1>Test enrollment{{if .Client}} for {{.Client}}{{end}}</h1>
+<p>User: {{.User}}</p>
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="{{.Field}}" value="{{.CSRF}}">
+<button name="decision" value="enroll">Enroll</button>
+<button name="decision" value="cancel">Cancel</button>
+</form></body></html>
+`))
+
+var enrolledPage = []byte(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Test enrollment</title></head><body>
+<p>Enrolled.</p>
+</body></html>
+`)
+
+// ServeEnroll implements oidc2fa.Enroller.
+func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = enrollPage.Execute(w, map[string]string{
+			"Client": e.Client.Name, "User": e.User.UserName, "Action": e.Path(""),
+			"Field": oidc2fa.CSRFField, "CSRF": e.CSRFToken,
+		})
+		return
+	}
+	if r.PostFormValue("decision") != "enroll" {
+		e.Cancel(w, r)
+		return
+	}
+	if a.OnEnroll != nil {
+		a.OnEnroll(e.Tenant, e.Subject)
+	}
+	if !e.Done(w, r) {
+		// No client to go back to (an administrator's link): answer with a page of our own.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(enrolledPage)
+	}
 }

@@ -31,12 +31,14 @@ type Result struct {
 	IDToken string
 }
 
-// Callback finishes the second factor at the redirect URI. In order, it:
+// Callback finishes the second factor, or an enrollment, at the redirect URI. In order, it:
 //
-//   - takes the sign-in saved under the callback's state from Config.Sessions, so each sign-in
-//     finishes once (missing, unknown, expired, used or another browser's: ErrState);
+//   - takes the sign-in (or enrollment) saved under the callback's state from Config.Sessions,
+//     so each finishes once (missing, unknown, expired, used or another browser's: ErrState);
 //   - checks that the iss parameter is the issuer (RFC 9207; missing or another: ErrIssuer);
 //   - returns an *AuthError when the callback carries error (such as access_denied);
+//   - for an enrollment that EnrollURL started, stops there: enrollment=complete returns a nil
+//     Result and an *EnrollmentComplete error, and a callback without it is an error;
 //   - redeems the code at the token endpoint with the client secret and the PKCE verifier (an
 //     error answer, such as invalid_grant for a used code: *AuthError);
 //   - verifies the ID token: an EdDSA signature by a key of the provider's JWKS (ErrSignature),
@@ -44,7 +46,12 @@ type Result struct {
 //     (ErrInvalidToken), and the nonce of the sign-in (ErrNonce).
 //
 // State and iss are checked before error, so a forged callback cannot put words in the
-// provider's mouth. Callback may clear a cookie on w, so call it before writing the response.
+// provider's mouth. A finished enrollment is reported as an error, not as a Result, so that a
+// handler which signs the user in whenever the error is nil never signs anyone in after an
+// enrollment: match it with errors.As. Which kind of callback it is comes from the session
+// saved under the state, never from the callback's parameters, so a sign-in's callback that
+// carries enrollment=complete (and no code) fails like any callback without a code. Callback
+// may clear a cookie on w, so call it before writing the response.
 func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Request) (*Result, error) {
 	q := r.URL.Query()
 	state, ok := single(q, "state")
@@ -69,6 +76,9 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	}
 	if q.Has("error") {
 		return nil, &AuthError{Code: q.Get("error"), Description: q.Get("error_description"), URI: q.Get("error_uri")}
+	}
+	if s.Enroll {
+		return nil, enrollmentEnd(q, s)
 	}
 	code, ok := single(q, "code")
 	if !ok || code == "" {
@@ -97,48 +107,27 @@ func single(q url.Values, name string) (string, bool) {
 
 // tokenResponse is a token endpoint answer: an ID token only, or an error.
 type tokenResponse struct {
-	IDToken          string `json:"id_token"`
-	TokenType        string `json:"token_type"`
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-	ErrorURI         string `json:"error_uri"`
+	IDToken   string `json:"id_token"`
+	TokenType string `json:"token_type"`
+	errorResponse
 }
 
 // exchange redeems code at the token endpoint and returns the ID token.
 func (p *RP) exchange(ctx context.Context, code, verifier string) (string, error) {
-	form := url.Values{
+	resp, body, err := p.postForm(ctx, "token request", p.token, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},
 		"redirect_uri":  {p.cfg.RedirectURI},
 		"code_verifier": {verifier},
-	}
-	if p.method == ClientSecretPost {
-		form.Set("client_id", p.cfg.ClientID)
-		form.Set("client_secret", p.cfg.ClientSecret)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.token, strings.NewReader(form.Encode()))
+	})
 	if err != nil {
-		return "", fmt.Errorf("rp: token request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if p.method == ClientSecretBasic {
-		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("rp: token request: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := readBody(resp)
-	if err != nil {
-		return "", fmt.Errorf("rp: token request: %w", err)
+		return "", err
 	}
 	var tr tokenResponse
 	jsonErr := json.Unmarshal(body, &tr)
 	switch {
 	case jsonErr == nil && tr.Error != "":
-		return "", &AuthError{Code: tr.Error, Description: tr.ErrorDescription, URI: tr.ErrorURI}
+		return "", tr.authError()
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("rp: token request: the token endpoint answered %s", resp.Status)
 	case jsonErr != nil:

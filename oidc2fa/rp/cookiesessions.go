@@ -65,7 +65,8 @@ type cookiePayload struct {
 	Nonce     string `json:"n"`
 	Verifier  string `json:"v"`
 	LoginHint string `json:"h,omitempty"`
-	Expires   int64  `json:"e"` // Unix seconds
+	Enroll    bool   `json:"en,omitempty"` // absent in cookies of versions without enrollment: false
+	Expires   int64  `json:"e"`            // Unix seconds
 }
 
 // NewCookieSessions returns sessions kept in encrypted cookies. It fails unless Key is 32
@@ -106,7 +107,7 @@ func (cs *CookieSessions) Save(w http.ResponseWriter, r *http.Request, s Session
 		return errors.New("rp: a session needs a state")
 	}
 	plain, err := json.Marshal(cookiePayload{State: s.State, Nonce: s.Nonce, Verifier: s.Verifier,
-		LoginHint: s.LoginHint, Expires: cs.now().Add(cs.ttl).Unix()})
+		LoginHint: s.LoginHint, Enroll: s.Enroll, Expires: cs.now().Add(cs.ttl).Unix()})
 	if err != nil {
 		return fmt.Errorf("rp: %w", err)
 	}
@@ -151,5 +152,5 @@ func (cs *CookieSessions) Take(w http.ResponseWriter, r *http.Request, state str
 	if !cs.used.put(now, sha256.Sum256([]byte(state)), struct{}{}, now.Add(cs.ttl)) {
 		return Session{}, fmt.Errorf("the sign-in was already finished: %w", ErrState)
 	}
-	return Session{State: p.State, Nonce: p.Nonce, Verifier: p.Verifier, LoginHint: p.LoginHint}, nil
+	return Session{State: p.State, Nonce: p.Nonce, Verifier: p.Verifier, LoginHint: p.LoginHint, Enroll: p.Enroll}, nil
 }

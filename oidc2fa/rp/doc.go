@@ -1,5 +1,6 @@
 // Package rp is the relying-party side of oidc2fa, for Go applications: it sends a user who
-// passed the application's first factor to the visid second factor, and checks the answer.
+// passed the application's first factor to the visid second factor, and checks the answer. It
+// also sends a user the application has authenticated to set up the factor (EnrollURL).
 //
 // The provider's token endpoint answers with an ID token only — no access_token — which
 // golang.org/x/oauth2 refuses, so this package does the whole exchange itself: state, nonce and
@@ -40,7 +41,11 @@
 //	mux.HandleFunc("GET /2fa/callback", func(w http.ResponseWriter, r *http.Request) {
 //		res, err := second.Callback(r.Context(), w, r)
 //		var denied *rp.AuthError
+//		var enrolled *rp.EnrollmentComplete
 //		switch {
+//		case errors.As(err, &enrolled): // see Enrollment below: nobody is signed in
+//			http.Redirect(w, r, "/settings?2fa=enrolled", http.StatusSeeOther)
+//			return
 //		case errors.As(err, &denied) && denied.Code == rp.AccessDenied:
 //			http.Error(w, "the second factor was not passed", http.StatusForbidden)
 //			return
@@ -60,8 +65,34 @@
 //		http.Redirect(w, r, "/", http.StatusSeeOther)
 //	})
 //
+// # Enrollment
+//
+// When the provider can enroll users (its discovery document lists an enrollment_endpoint),
+// EnrollURL lets a user the application has authenticated set up the second factor. The
+// application's backend asks the provider for a one-time link with its client secret, so a
+// login hint alone never enrolls anyone:
+//
+//	mux.HandleFunc("POST /settings/2fa", func(w http.ResponseWriter, r *http.Request) {
+//		user, ok := signedInUser(r) // the application's own session, never a form field
+//		if !ok { … }
+//		target, err := second.EnrollURL(r.Context(), w, r, user.Email)
+//		if errors.Is(err, rp.ErrNoEnrollment) { … } // the provider cannot enroll
+//		if err != nil {
+//			http.Error(w, "the enrollment cannot start", http.StatusInternalServerError)
+//			return
+//		}
+//		http.Redirect(w, r, target, http.StatusSeeOther)
+//	})
+//
+// The enrollment comes back to the same redirect URI, so the callback handler above sees it.
+// Callback knows it from the session saved under its state, and reports it as an error,
+// *rp.EnrollmentComplete, with a nil Result: a handler that signs the user in only when the
+// error is nil can never sign anyone in after an enrollment. A cancelled enrollment is an
+// *rp.AuthError with Code rp.AccessDenied, as a denied sign-in is.
+//
 // # Sessions
 //
+// Sessions keep enrollments as they keep sign-ins (Session.Enroll marks them).
 // NewServerSessions keeps sign-ins in memory (one instance, or sticky sessions) and binds each
 // to its browser with a cookie holding only a random value. NewCookieSessions keeps each sign-in
 // in an AES-256-GCM cookie bound to its state, so any instance with the key can finish it. Both

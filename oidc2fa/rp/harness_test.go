@@ -69,7 +69,8 @@ type idp struct {
 	forge atomic.Pointer[func(claims map[string]any) string]
 }
 
-func newIDP(t *testing.T, autoApprove bool) *idp {
+// configure, if any, changes the provider's Config before the server starts.
+func newIDP(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config)) *idp {
 	t.Helper()
 	ctx := context.Background()
 	p := &idp{clock: newClock()}
@@ -96,11 +97,15 @@ func newIDP(t *testing.T, autoApprove bool) *idp {
 	require.Len(t, published, 1)
 	p.kid = published[0].KID
 	p.auth = &authtest.Authenticator{AutoApprove: autoApprove, Now: p.clock.Now}
-	provider, err := oidc2fa.New(oidc2fa.Config{
+	cfg := oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
 		Authenticator: p.auth, Signer: p.keys, BaseURL: base, Now: p.clock.Now,
 		Logger: slog.New(slog.DiscardHandler),
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	provider, err := oidc2fa.New(cfg)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))

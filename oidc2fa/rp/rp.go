@@ -68,9 +68,11 @@ type Config struct {
 	// Now is the clock for checking exp, iat and nbf and for JWKS caching. nil: time.Now.
 	Now func() time.Time
 	// Sessions keeps each sign-in's state, nonce and PKCE verifier between AuthCodeURL and
-	// Callback, bound to the browser: NewServerSessions or NewCookieSessions, or the host's own.
+	// Callback (and each enrollment's state between EnrollURL and Callback), bound to the
+	// browser: NewServerSessions or NewCookieSessions, or the host's own.
 	Sessions Sessions
-	// AuthMethod is how the RP authenticates to the token endpoint. "": ClientSecretPost.
+	// AuthMethod is how the RP authenticates to the token endpoint (and to the enrollment
+	// endpoint). "": ClientSecretPost.
 	AuthMethod AuthMethod
 	// Leeway is the clock skew allowed between the RP and the provider when checking exp, iat
 	// and nbf. 0: DefaultLeeway; negative is an error.
@@ -81,13 +83,15 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// RP is a relying party of one oidc2fa issuer: it starts the second factor with AuthCodeURL and
-// finishes it with Callback. It is safe for concurrent use and starts no goroutines.
+// RP is a relying party of one oidc2fa issuer: it starts the second factor with AuthCodeURL (or
+// an enrollment with EnrollURL) and finishes it with Callback. It is safe for concurrent use and
+// starts no goroutines.
 type RP struct {
 	cfg       Config
 	issuer    string
 	authorize *url.URL
 	token     string
+	enroll    string // the enrollment endpoint; "" when the provider offers none
 	client    *http.Client
 	now       func() time.Time
 	leeway    time.Duration
@@ -106,14 +110,18 @@ type discoveryDoc struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	// EnrollmentEndpoint is oidc2fa's own, and optional: where EnrollURL asks for a link.
+	EnrollmentEndpoint string `json:"enrollment_endpoint"`
 }
 
 // New checks cfg and fetches the provider's discovery document once, with ctx; the RP keeps
 // the endpoints it names for its whole life (restart or call New again to pick up new ones).
 // New fails when the provider cannot be reached, when the document's issuer is not exactly
 // cfg.Issuer, when EdDSA is not among its ID token algorithms, when it does not promise the iss
-// parameter of RFC 9207, or when it rules out S256 or cfg.AuthMethod. The JWKS is fetched at the
-// first Callback. New starts no goroutines.
+// parameter of RFC 9207, or when it rules out S256 or cfg.AuthMethod. An enrollment_endpoint is
+// optional (without one, EnrollURL returns ErrNoEnrollment), but one that is not an absolute
+// http or https URL fails New too. The JWKS is fetched at the first Callback. New starts no
+// goroutines.
 func New(ctx context.Context, cfg Config) (*RP, error) {
 	if err := checkAbsURL("Issuer", cfg.Issuer); err != nil {
 		return nil, err
@@ -182,6 +190,11 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 			return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
 		}
 	}
+	if doc.EnrollmentEndpoint != "" {
+		if err := checkAbsURL("enrollment_endpoint", doc.EnrollmentEndpoint); err != nil {
+			return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
+		}
+	}
 	switch {
 	case !slices.Contains(doc.IDTokenSigningAlgValuesSupported, "EdDSA"):
 		return nil, fmt.Errorf("rp: discovery: the provider does not offer EdDSA ID tokens (offers %q): %w", doc.IDTokenSigningAlgValuesSupported, ErrDiscovery)
@@ -194,6 +207,7 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 	}
 	p.authorize, _ = url.Parse(doc.AuthorizationEndpoint)
 	p.token = doc.TokenEndpoint
+	p.enroll = doc.EnrollmentEndpoint
 	p.keys = &keyCache{rp: p, uri: doc.JWKSURI}
 	return p, nil
 }
@@ -274,6 +288,48 @@ func (p *RP) getJSON(ctx context.Context, target string, v any) (http.Header, er
 		return nil, fmt.Errorf("GET %s: %w", target, err)
 	}
 	return resp.Header, nil
+}
+
+// postForm POSTs form to one of the provider's endpoints (the token or the enrollment endpoint)
+// with the client's authentication (Config.AuthMethod), and returns the answer with its body
+// read (at most maxResponseBytes) and closed. what names the request in errors. It adds the
+// credentials to form.
+func (p *RP) postForm(ctx context.Context, what, endpoint string, form url.Values) (*http.Response, []byte, error) {
+	if p.method == ClientSecretPost {
+		form.Set("client_id", p.cfg.ClientID)
+		form.Set("client_secret", p.cfg.ClientSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("rp: %s: %w", what, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if p.method == ClientSecretBasic {
+		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rp: %s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rp: %s: %w", what, err)
+	}
+	return resp, body, nil
+}
+
+// errorResponse is the error members of a JSON answer of the token or the enrollment endpoint
+// (RFC 6749 §5.2).
+type errorResponse struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+	ErrorURI         string `json:"error_uri"`
+}
+
+func (e *errorResponse) authError() *AuthError {
+	return &AuthError{Code: e.Error, Description: e.ErrorDescription, URI: e.ErrorURI}
 }
 
 // readBody reads at most maxResponseBytes of resp's body.

@@ -11,19 +11,26 @@ import (
 	"time"
 )
 
-// Session is what the RP keeps of one sign-in between AuthCodeURL and Callback.
+// Session is what the RP keeps of one sign-in between AuthCodeURL and Callback, or of one
+// enrollment between EnrollURL and Callback.
 type Session struct {
 	// State is the state parameter: 256 random bits, base64url. Sessions are found by it.
 	State string
-	// Nonce is the nonce the ID token must echo.
+	// Nonce is the nonce the ID token must echo; "" for an enrollment.
 	Nonce string
-	// Verifier is the PKCE code_verifier whose S256 challenge went to the provider.
+	// Verifier is the PKCE code_verifier whose S256 challenge went to the provider; "" for an
+	// enrollment.
 	Verifier string
-	// LoginHint is the login hint the sign-in was started with.
+	// LoginHint is the login hint the sign-in (or enrollment) was started with.
 	LoginHint string
+	// Enroll marks an enrollment that EnrollURL started, not a sign-in: its callback can only
+	// report the enrollment, never sign anyone in. A Sessions must keep it as saved; false for
+	// every session AuthCodeURL saves.
+	Enroll bool
 }
 
-// Sessions keeps sign-ins between AuthCodeURL and Callback. An implementation must bind each
+// Sessions keeps sign-ins between AuthCodeURL and Callback, and enrollments between EnrollURL
+// and Callback; it keeps every field of a Session as saved. An implementation must bind each
 // session to the browser that started it (a cookie, or the host's own session), so that a
 // callback URL carried to another browser fails (RFC 9700 §4.7). NewServerSessions and
 // NewCookieSessions are the two the package offers; a host with its own session store may

@@ -1,0 +1,108 @@
+package rp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ErrNoEnrollment: the provider offers no enrollment (its discovery document lists no
+// enrollment_endpoint, because its Authenticator cannot enroll), so EnrollURL cannot start one.
+var ErrNoEnrollment = errors.New("rp: the provider offers no enrollment")
+
+// EnrollmentComplete is the error Callback returns when the callback finished an enrollment
+// that EnrollURL started: the user set up the second factor. It is an error, not a Result, so
+// that a handler which signs the user in whenever Callback's error is nil can never sign anyone
+// in after an enrollment. Match it with errors.As.
+type EnrollmentComplete struct {
+	// LoginHint is the login hint EnrollURL was given: the user who enrolled.
+	LoginHint string
+}
+
+func (*EnrollmentComplete) Error() string {
+	return "rp: the callback finished an enrollment, not a sign-in"
+}
+
+// enrollResponse is an answer of the enrollment endpoint: a link, or an error.
+type enrollResponse struct {
+	URL       string `json:"enrollment_url"`
+	ExpiresIn int64  `json:"expires_in"`
+	errorResponse
+}
+
+// EnrollURL starts an enrollment: it lets the user that loginHint names (a userName, primary
+// email or visid id) set up the second factor. Call it only for a user the application has
+// authenticated itself — the link it returns lets whoever opens it first enroll for that user.
+//
+// It saves a fresh state (256 bits) with Config.Sessions as an enrollment (Session.Enroll;
+// Sessions may set a cookie on w, so call EnrollURL before writing the response), asks the
+// provider's enrollment endpoint, with the client's credentials, for a one-time link that
+// returns to Config.RedirectURI with that state, and returns the link to redirect the browser
+// to. The provider sends the browser back to the redirect URI, where Callback reports the end
+// of the enrollment: an *EnrollmentComplete error, or an *AuthError such as access_denied when
+// the user cancelled.
+//
+// EnrollURL fails with ErrNoEnrollment when the provider offers no enrollment, with an
+// *AuthError when the provider refuses (invalid_request for a login hint that names no active
+// user), and with an error when the link is not an absolute http or https URL on the issuer's
+// scheme and host. The link is a secret: do not log it.
+func (p *RP) EnrollURL(ctx context.Context, w http.ResponseWriter, r *http.Request, loginHint string) (string, error) {
+	if loginHint == "" {
+		return "", errors.New("rp: EnrollURL needs the login hint of the user who enrolls")
+	}
+	if p.enroll == "" {
+		return "", fmt.Errorf("rp: EnrollURL: %w", ErrNoEnrollment)
+	}
+	s := Session{State: randomString(), LoginHint: loginHint, Enroll: true}
+	if err := p.cfg.Sessions.Save(w, r, s); err != nil {
+		return "", fmt.Errorf("rp: saving the enrollment session: %w", err)
+	}
+	resp, body, err := p.postForm(ctx, "enrollment request", p.enroll, url.Values{
+		"login_hint":   {loginHint},
+		"redirect_uri": {p.cfg.RedirectURI},
+		"state":        {s.State},
+	})
+	if err != nil {
+		return "", err
+	}
+	var er enrollResponse
+	jsonErr := json.Unmarshal(body, &er)
+	switch {
+	case jsonErr == nil && er.Error != "":
+		return "", er.authError()
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("rp: enrollment request: the enrollment endpoint answered %s", resp.Status)
+	case jsonErr != nil:
+		return "", fmt.Errorf("rp: enrollment response: %w", jsonErr)
+	case !p.onIssuerHost(er.URL):
+		// The link is a secret: the error does not quote it.
+		return "", errors.New("rp: enrollment response: the enrollment_url is missing or not an absolute http or https URL on the issuer's scheme and host")
+	}
+	return er.URL, nil
+}
+
+// onIssuerHost reports whether s is an absolute http or https URL with the issuer's scheme and
+// host.
+func (p *RP) onIssuerHost(s string) bool {
+	iss, err := url.Parse(p.issuer)
+	if err != nil {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs() && u.Opaque == "" && u.User == nil &&
+		(u.Scheme == "http" || u.Scheme == "https") &&
+		strings.EqualFold(u.Scheme, iss.Scheme) && strings.EqualFold(u.Host, iss.Host)
+}
+
+// enrollmentEnd is what Callback returns for the callback of enrollment s that carries no
+// error.
+func enrollmentEnd(q url.Values, s Session) error {
+	if v, ok := single(q, "enrollment"); !ok || v != "complete" {
+		return errors.New("rp: callback: the enrollment's callback carries neither enrollment=complete nor error")
+	}
+	return &EnrollmentComplete{LoginHint: s.LoginHint}
+}
