@@ -166,7 +166,9 @@ func TestAdminOnOneStore(t *testing.T) {
 		vars[k] = v
 	}
 
-	svc, err := newServices(d.Backend, "https://id.example.com", discardLogger())
+	sec, err := newSecrets()
+	require.NoError(t, err)
+	svc, err := newServices(d.Backend, "https://id.example.com", sec, discardLogger())
 	require.NoError(t, err)
 	srv := httptest.NewServer(svc.handler())
 	defer srv.Close()

@@ -1,5 +1,6 @@
-// Command idp is the visid identity service: the SCIM 2.0 API of scimsvc at /scim/v2/, over one
-// store, with admin subcommands for tenants, API keys and OpenID clients.
+// Command idp is the visid identity service: the SCIM 2.0 API of scimsvc at /scim/v2/ and the
+// second-factor OpenID provider of oidc2fa, with the picture login, at /oidc/, over one store,
+// with admin subcommands for tenants, API keys, OpenID clients and enrollment links.
 //
 //	go run ./examples/idp                 # serve on 127.0.0.1:8080
 //	go run ./examples/idp -addr :9000 -base-url https://id.example.com
@@ -7,11 +8,14 @@
 //	go run ./examples/idp apikey create --tenant acme --name "Entra ID"
 //	go run ./examples/idp apikey revoke key_…
 //	go run ./examples/idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback
+//	go run ./examples/idp enroll-link --tenant acme --user ann@example.com
 //	go run ./examples/idp help
 //
-// On start the service creates the tenant "demo" with an API key and prints, one per line and
-// before a blank line, tenant=…, scim_base_url=… and scim_api_key=…, for scripts to read; then
-// curl commands to try. Logs go to stderr.
+// On start the service creates the tenant "demo" with an API key, the OpenID client of
+// examples/rp and the user alice with a picture password, and prints, one per line and before a
+// blank line, tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
+// client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and demo_points=…, for scripts to
+// read; then what to try. Logs go to stderr.
 package main
 
 import (
@@ -55,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientDelete(ctx, rest[1:], stdout, stderr)
 	case cmd == "client" && len(rest) > 0 && rest[0] == "set-redirect-uris":
 		return clientSetRedirectURIs(ctx, rest[1:], stdout, stderr)
+	case cmd == "enroll-link":
+		return enrollLink(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "idp: unknown command %q\n\n%s", joinArgs(args, 2), usage)
 		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), Printed: true}
@@ -79,6 +85,10 @@ const usage = `Usage:
                                                 delete a client (client_…)
   idp client set-redirect-uris --tenant T <client id> --redirect-uri U… [-db DB]
                                                 replace a client's redirect URIs
+  idp enroll-link --tenant T --user U [-base-url URL] [-db DB]
+                                                make a one-time link (valid 10 minutes) with
+                                                which user U sets up a picture password; prints
+                                                enrollment_url=… and expires=…
   idp help                                      print this help
 
 Flags of the service:
@@ -90,8 +100,10 @@ Flags of the service:
 --redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
 127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.
 
-On start the service creates the tenant "demo" with an API key and prints to stdout, one per
-line and before a blank line: tenant=…, scim_base_url=… and scim_api_key=….
+On start the service creates the tenant "demo" with an API key, an OpenID client for
+examples/rp and the user alice with a picture password, and prints to stdout, one per line and
+before a blank line: tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
+client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and demo_points=….
 `
 
 // joinArgs is up to n of args, joined by spaces, for an error message.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/examples/internal/httpserve"
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
@@ -57,7 +59,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	secret, err := ensureDemo(ctx, d.Backend, log)
+	sec, err := newSecrets()
 	if err != nil {
 		return err
 	}
@@ -70,59 +72,144 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if base == "" {
 		base = httpserve.BaseURL(ln.Addr())
 	}
-	svc, err := newServices(d.Backend, base, log)
+	svc, err := newServices(d.Backend, base, sec, log)
 	if err != nil {
 		return err
 	}
+	dm, err := ensureDemo(ctx, d.Backend, svc, log)
+	if err != nil {
+		return err
+	}
+	go sweep(ctx, d.Backend, time.Minute, log)
 	srv := httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)
 	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
-	printStart(stdout, base, secret, *db, d.persistent)
+	printStart(stdout, base, dm, *db, d.persistent)
 	return srv.Wait(ctx)
 }
 
-// ensureDemo creates the demo tenant and issues an API key for it, unless the tenant exists. It
-// returns the key's secret, or "" when the tenant existed.
-func ensureDemo(ctx context.Context, b store.Backend, log *slog.Logger) (string, error) {
+// sweep removes expired codes and interactions (including enrollment links) every interval
+// until ctx is done: the provider leaves that to its host.
+func sweep(ctx context.Context, b store.Backend, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			codes, err1 := b.Codes.DeleteExpired(ctx, now)
+			interactions, err2 := b.Interactions.DeleteExpired(ctx, now)
+			if err := errors.Join(err1, err2); err != nil && ctx.Err() == nil {
+				log.Error("removing expired codes and interactions", "err", err)
+			} else if codes+interactions > 0 {
+				log.Debug("removed expired codes and interactions", "codes", codes, "interactions", interactions)
+			}
+		}
+	}
+}
+
+// The demo the service sets up on its first start: tenant demo, an API key, a client for
+// examples/rp, and the user alice with a picture password whose points are printed.
+const (
+	demoUser     = "alice"
+	demoEmail    = "alice@example.com"
+	demoRedirect = "http://127.0.0.1:8081/callback"
+	demoImage    = "harbour"
+	// demoPointsHint says in words where demoPoints are.
+	demoPointsHint = "the sun, the lighthouse's lamp, the red buoy, the orange fish, the anchor"
+)
+
+// demoPoints are alice's points on demoImage, in canonical units (1000 × 750).
+var demoPoints = []picture.Point{{X: 700, Y: 78}, {X: 100, Y: 158}, {X: 420, Y: 495}, {X: 900, Y: 515}, {X: 265, Y: 700}}
+
+// demo is what ensureDemo made; its secrets are "" when the tenant existed before.
+type demo struct {
+	apiKey       string
+	clientID     string
+	clientSecret string
+}
+
+// ensureDemo sets up the demo unless the tenant exists: the tenant, an API key, the client of
+// examples/rp and alice, enrolled with demoPoints on demoImage.
+func ensureDemo(ctx context.Context, b store.Backend, svc *services, log *slog.Logger) (*demo, error) {
 	now := time.Now()
 	err := b.Tenants.Create(ctx, store.Tenant{ID: demoTenant, DisplayName: "Demo", Created: now})
 	if errors.Is(err, store.ErrConflict) {
 		log.Info("tenant exists", "tenant", demoTenant)
-		return "", nil
+		return &demo{}, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("creating tenant %q: %w", demoTenant, err)
+		return nil, fmt.Errorf("creating tenant %q: %w", demoTenant, err)
 	}
-	secret, key, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{
+	dm := &demo{}
+	var key *store.APIKey
+	dm.apiKey, key, err = scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{
 		Name:    "demo key of idp",
 		Tenants: []string{demoTenant},
 		Now:     now,
 	})
 	if err != nil {
-		return "", fmt.Errorf("issuing an API key for tenant %q: %w", demoTenant, err)
+		return nil, fmt.Errorf("issuing an API key for tenant %q: %w", demoTenant, err)
 	}
-	log.Info("tenant created", "tenant", demoTenant, "api_key_id", key.ID)
-	return secret, nil
+	var client *store.Client
+	dm.clientSecret, client, err = oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{
+		Tenant:       demoTenant,
+		Name:         "Example app",
+		Description:  "examples/rp, the relying application of the README",
+		RedirectURIs: []string{demoRedirect},
+		Now:          now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering the demo client: %w", err)
+	}
+	dm.clientID = client.ID
+	alice, err := b.Users.Create(ctx, demoTenant, store.User{
+		UserName:    demoUser,
+		DisplayName: "Alice Demo",
+		Name:        store.Name{GivenName: "Alice", FamilyName: "Demo", Formatted: "Alice Demo"},
+		Emails:      []store.MultiValue{{Value: demoEmail, Type: "work", Primary: true}},
+		Active:      true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo user: %w", err)
+	}
+	if err := svc.picture.Enroll(ctx, demoTenant, alice.ID, demoImage, demoPoints); err != nil {
+		return nil, fmt.Errorf("enrolling the demo user: %w", err)
+	}
+	log.Info("demo created", "tenant", demoTenant, "api_key_id", key.ID, "client_id", client.ID, "user", alice.ID)
+	return dm, nil
 }
 
 // printStart writes what a script and a person need to use the service: key=value lines, a
-// blank line, then hints. secret is "" when the demo tenant existed before.
-func printStart(w io.Writer, base, secret, db string, persistent bool) {
+// blank line, then hints. The demo's secrets are "" when the demo tenant existed before.
+func printStart(w io.Writer, base string, dm *demo, db string, persistent bool) {
 	scimBase := scimBaseURL(base, demoTenant)
+	iss := issuer(base, demoTenant)
 	fmt.Fprintf(w, "tenant=%s\nscim_base_url=%s\n", demoTenant, scimBase)
-	if secret == "" {
-		fmt.Fprintf(w, "\nThe tenant %q already exists, so no API key was issued. Use a key you kept, or\n"+
-			"issue one (its secret is printed once):\n\n  go run ./examples/idp apikey create --tenant %s -db %s\n",
-			demoTenant, demoTenant, shellQuote(db))
+	if dm.apiKey == "" {
+		fmt.Fprintf(w, "issuer=%s\n\nThe tenant %q already exists, so no API key or client secret was issued.\n"+
+			"Use the ones you kept, or issue new ones (secrets are printed once):\n\n"+
+			"  go run ./examples/idp apikey create --tenant %s -db %s\n"+
+			"  go run ./examples/idp client list --tenant %s -db %s\n"+
+			"  go run ./examples/idp client rotate-secret --tenant %s <client id> -db %s\n",
+			iss, demoTenant, demoTenant, shellQuote(db), demoTenant, shellQuote(db), demoTenant, shellQuote(db))
 		return
 	}
-	fmt.Fprintf(w, "scim_api_key=%s\n\n", secret)
+	fmt.Fprintf(w, "scim_api_key=%s\n", dm.apiKey)
+	fmt.Fprintf(w, "issuer=%s\nclient_id=%s\nclient_secret=%s\nredirect_uri=%s\n", iss, dm.clientID, dm.clientSecret, demoRedirect)
+	fmt.Fprintf(w, "demo_user=%s\ndemo_image=%s\ndemo_points=%s\n\n", demoUser, demoImage, picture.FormatPoints(demoPoints))
 	fmt.Fprintf(w, "The SCIM API of tenant %q is at %s.\n", demoTenant, scimBase)
-	fmt.Fprint(w, "Its API key is printed this once; only its hash is stored.\n")
+	fmt.Fprint(w, "Its API key and the client secret are printed this once; only their hashes are stored.\n")
 	if !persistent {
 		fmt.Fprint(w, "The store is in memory: tenants, keys and users go when the service stops.\n")
 	}
-	fmt.Fprintf(w, "\nTry it from another shell:\n\n  KEY=%s\n  BASE=%s\n\n%s\nStop the service with Ctrl-C.\n",
-		shellQuote(secret), shellQuote(scimBase), tryIt)
+	fmt.Fprintf(w, "\nTry the SCIM API from another shell:\n\n  KEY=%s\n  BASE=%s\n\n%s\n",
+		shellQuote(dm.apiKey), shellQuote(scimBase), tryIt)
+	fmt.Fprintf(w, "Try the second factor: run the example application in another shell,\n\n"+
+		"  export VISID_CLIENT_SECRET=%s\n  go run ./examples/rp -client-id %s -issuer %s\n\n"+
+		"open http://127.0.0.1:8081, sign in as %s with the password \"correct horse battery staple\",\n"+
+		"and on visid's picture (the %s) click, in order: %s.\n\nStop the service with Ctrl-C.\n",
+		shellQuote(dm.clientSecret), dm.clientID, shellQuote(iss), demoEmail, demoImage, demoPointsHint)
 }
 
 // tryIt are the curl commands of the README's quick start, which use $KEY and $BASE.

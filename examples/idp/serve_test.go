@@ -22,6 +22,7 @@ import (
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/examples/internal/httpserve"
+	"github.com/visid/visid/store"
 )
 
 // service is a run of the service in this process.
@@ -127,10 +128,17 @@ func scimRequest(t *testing.T, method, url, key, body string) (*http.Response, m
 func TestServe(t *testing.T) {
 	s := startService(t)
 
-	require.Len(t, s.lines, 3, "%q", s.lines)
+	require.Len(t, s.lines, 10, "%q", s.lines)
 	assert.Equal(t, "tenant=demo", s.lines[0])
 	assert.Regexp(t, `^scim_base_url=http://127\.0\.0\.1:[1-9][0-9]*/scim/v2/demo$`, s.lines[1])
 	assert.Regexp(t, `^scim_api_key=scimkey_[0-9a-z]+_[0-9a-z]+$`, s.lines[2])
+	assert.Regexp(t, `^issuer=http://127\.0\.0\.1:[1-9][0-9]*/oidc/demo$`, s.lines[3])
+	assert.Regexp(t, `^client_id=client_[0-9a-z]+$`, s.lines[4])
+	assert.Regexp(t, `^client_secret=secret_[0-9A-Za-z_-]+$`, s.lines[5])
+	assert.Equal(t, "redirect_uri=http://127.0.0.1:8081/callback", s.lines[6])
+	assert.Equal(t, "demo_user=alice", s.lines[7])
+	assert.Equal(t, "demo_image=harbour", s.lines[8])
+	assert.Equal(t, "demo_points=700,78;100,158;420,495;900,515;265,700", s.lines[9])
 	base, key := s.vars["scim_base_url"], s.vars["scim_api_key"]
 
 	resp, user := scimRequest(t, "POST", base+"/Users", key,
@@ -199,30 +207,52 @@ func TestServeFlagErrors(t *testing.T) {
 }
 
 func TestEnsureDemo(t *testing.T) {
+	ctx := t.Context()
 	d, err := openDB("memory")
 	require.NoError(t, err)
 	log := discardLogger()
-
-	secret, err := ensureDemo(t.Context(), d.Backend, log)
+	sec, err := newSecrets()
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(secret, "scimkey_"))
+	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, log)
+	require.NoError(t, err)
 
-	secret, err = ensureDemo(t.Context(), d.Backend, log)
+	dm, err := ensureDemo(ctx, d.Backend, svc, log)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(dm.apiKey, "scimkey_"))
+	assert.True(t, strings.HasPrefix(dm.clientSecret, "secret_"))
+	client, err := d.Clients.Get(ctx, demoTenant, dm.clientID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{demoRedirect}, client.RedirectURIs)
+	users, err := d.Users.List(ctx, demoTenant, store.Query{Count: -1})
+	require.NoError(t, err)
+	require.Len(t, users.Resources, 1)
+	alice := users.Resources[0]
+	assert.Equal(t, "alice", alice.UserName)
+	assert.True(t, alice.Active)
+	cred, err := d.Pictures.Get(ctx, demoTenant, alice.ID)
+	require.NoError(t, err, "alice is enrolled")
+	assert.Equal(t, demoImage, cred.Image)
+
+	again, err := ensureDemo(ctx, d.Backend, svc, log)
 	require.NoError(t, err, "a tenant that exists is no error")
-	assert.Empty(t, secret, "and gets no new key")
-	keys, err := d.APIKeys.List(t.Context())
+	assert.Equal(t, &demo{}, again, "and gets no new secrets")
+	keys, err := d.APIKeys.List(ctx)
 	require.NoError(t, err)
 	assert.Len(t, keys, 1)
+	clients, err := d.Clients.List(ctx, demoTenant)
+	require.NoError(t, err)
+	assert.Len(t, clients, 1)
 }
 
 func TestPrintStartTenantExists(t *testing.T) {
 	var out bytes.Buffer
-	printStart(&out, "https://id.example.com", "", "sqlite:/var/lib/idp.db", true)
+	printStart(&out, "https://id.example.com", &demo{}, "sqlite:/var/lib/idp.db", true)
 	first, rest, _ := strings.Cut(out.String(), "\n\n")
-	assert.Equal(t, "tenant=demo\nscim_base_url=https://id.example.com/scim/v2/demo", first)
+	assert.Equal(t, "tenant=demo\nscim_base_url=https://id.example.com/scim/v2/demo\nissuer=https://id.example.com/oidc/demo", first)
 	assert.Contains(t, rest, "already exists")
 	assert.Contains(t, rest, "apikey create --tenant demo -db sqlite:/var/lib/idp.db")
 	assert.NotContains(t, out.String(), "scim_api_key")
+	assert.NotContains(t, out.String(), "client_secret")
 }
 
 // TestREADMEQuickStart checks that the commands the service prints are the README's.

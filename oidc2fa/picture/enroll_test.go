@@ -52,7 +52,7 @@ func TestEnrollAdminLink(t *testing.T) {
 	assert.Contains(t, pg.header.Get("Content-Security-Policy"), "script-src 'self'")
 
 	// The confirmation may differ from the first round by up to r on each axis.
-	p := b.post(enrollURL, enrollForm(pg, t, "garden", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
+	p := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
 	require.Equal(t, http.StatusSeeOther, p.status, p.body)
 	require.Equal(t, enrollURL+"/done", p.location)
 	done := b.get(p.location)
@@ -62,7 +62,7 @@ func TestEnrollAdminLink(t *testing.T) {
 
 	c, err := e.b.Pictures.Get(ctx, "acme", e.carol.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "garden", c.Image)
+	assert.Equal(t, "farm", c.Image)
 	lb := e.browser()
 	loginURL, lp := e.login(lb, "carol")
 	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
@@ -74,13 +74,13 @@ func TestEnrollClientLink(t *testing.T) {
 	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann", ClientID: e.clientID,
 		RedirectURI: testRedirect, State: "enroll-state"})
 	assert.Contains(t, pg.body, "Example app asks you to set up a picture password")
-	q := toClient(t, b.post(enrollURL, enrollForm(pg, t, "space", newPoints, newPoints)))
+	q := toClient(t, b.post(enrollURL, enrollForm(pg, t, "beach", newPoints, newPoints)))
 	assert.Equal(t, "complete", q.Get("enrollment"))
 	assert.Equal(t, "enroll-state", q.Get("state"))
 	assert.Equal(t, e.srv.URL+"/oidc/acme", q.Get("iss"))
 	lb := e.browser()
 	loginURL, lp := e.login(lb, "ann")
-	assert.Contains(t, lp.body, "Space station")
+	assert.Contains(t, lp.body, "Beach")
 	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
 }
 
@@ -96,10 +96,10 @@ func TestEnrollRefused(t *testing.T) {
 		message         string
 	}{
 		"unknown image":   {"moon", picture.FormatPoints(newPoints), picture.FormatPoints(newPoints), "Choose one of the pictures."},
-		"too close":       {"garden", picture.FormatPoints(close), picture.FormatPoints(close), "too close together"},
-		"confirm differs": {"garden", picture.FormatPoints(newPoints), picture.FormatPoints(moved), "did not match the first"},
-		"too few points":  {"garden", "1,2;300,300", "1,2;300,300", "Click 5 points"},
-		"malformed":       {"garden", "x", "y", "Click 5 points"},
+		"too close":       {"farm", picture.FormatPoints(close), picture.FormatPoints(close), "too close together"},
+		"confirm differs": {"farm", picture.FormatPoints(newPoints), picture.FormatPoints(moved), "did not match the first"},
+		"too few points":  {"farm", "1,2;300,300", "1,2;300,300", "Click 5 points"},
+		"malformed":       {"farm", "x", "y", "Click 5 points"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -112,9 +112,9 @@ func TestEnrollRefused(t *testing.T) {
 			require.Equal(t, enrollURL, p.location)
 			again := b.get(enrollURL)
 			assert.Contains(t, again.body, c.message)
-			if c.image == "garden" {
-				assert.Contains(t, again.body, `value="garden" data-url`, "the chosen image")
-				assert.Regexp(t, `id="image-garden" value="garden"[^>]* checked`, again.body)
+			if c.image == "farm" {
+				assert.Contains(t, again.body, `value="farm" data-url`, "the chosen image")
+				assert.Regexp(t, `id="image-farm" value="farm"[^>]* checked`, again.body)
 			}
 			after, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
 			require.NoError(t, err)
@@ -144,7 +144,7 @@ func TestEnrollClearsLock(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, locked)
 	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
-	require.Equal(t, enrollURL+"/done", b.post(enrollURL, enrollForm(pg, t, "workshop", newPoints, newPoints)).location)
+	require.Equal(t, enrollURL+"/done", b.post(enrollURL, enrollForm(pg, t, "study", newPoints, newPoints)).location)
 	locked, err = e.auth.Locked(ctx, "acme", e.ann.ID)
 	require.NoError(t, err)
 	assert.False(t, locked)

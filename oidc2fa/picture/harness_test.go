@@ -85,7 +85,7 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	e.auth, err = picture.New(e.pcfg)
 	require.NoError(t, err)
 	require.NoError(t, e.auth.Enroll(ctx, "acme", e.ann.ID, "harbour", annPoints))
-	require.NoError(t, e.auth.Enroll(ctx, "acme", e.bob.ID, "garden", annPoints))
+	require.NoError(t, e.auth.Enroll(ctx, "acme", e.bob.ID, "farm", annPoints))
 	var client *store.Client
 	e.secret, client, err = oidc2fa.RegisterClient(ctx, e.b.Clients, oidc2fa.ClientSpec{
 		Tenant: "acme", Name: "Example app", RedirectURIs: []string{testRedirect}})

@@ -20,17 +20,17 @@ type Image struct {
 	Data []byte
 }
 
-//go:embed images/*.svg
+//go:embed images/harbour.svg images/market.svg images/cafe.svg images/farm.svg images/study.svg images/beach.svg
 var builtinFS embed.FS
 
 // builtinTitles are the built-in images in the order they are offered.
 var builtinTitles = []struct{ name, title string }{
 	{"harbour", "Harbour"},
-	{"kitchen", "Kitchen"},
-	{"garden", "Garden"},
-	{"street", "Street corner"},
-	{"workshop", "Workshop"},
-	{"space", "Space station"},
+	{"market", "Market"},
+	{"cafe", "Café"},
+	{"farm", "Farm"},
+	{"study", "Study"},
+	{"beach", "Beach"},
 }
 
 // BuiltinImages returns the images visid ships, drawn for this purpose: scenes with many

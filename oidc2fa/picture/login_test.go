@@ -169,7 +169,7 @@ func TestReenrollAndUnlockClearLock(t *testing.T) {
 	for name, clear := range map[string]func(e *env) []picture.Point{
 		"enroll again": func(e *env) []picture.Point {
 			pts := []picture.Point{{50, 50}, {950, 50}, {50, 700}, {950, 700}, {500, 375}}
-			require.NoError(t, e.auth.Enroll(ctx, "acme", e.ann.ID, "kitchen", pts))
+			require.NoError(t, e.auth.Enroll(ctx, "acme", e.ann.ID, "cafe", pts))
 			return pts
 		},
 		"unlock": func(e *env) []picture.Point {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/oidc2fa/rp"
+	"github.com/visid/visid/store"
+)
+
+// TestServeSecondFactor follows the README's walk-through with what the service printed: the
+// demo client asks for alice's second factor, alice clicks demo_points on her picture, and
+// the client gets a verified ID token.
+func TestServeSecondFactor(t *testing.T) {
+	s := startService(t)
+	ctx := t.Context()
+	sessions, err := rp.NewServerSessions(rp.ServerSessionsConfig{})
+	require.NoError(t, err)
+	relying, err := rp.New(ctx, rp.Config{
+		Issuer: s.vars["issuer"], ClientID: s.vars["client_id"], ClientSecret: s.vars["client_secret"],
+		RedirectURI: s.vars["redirect_uri"], Sessions: sessions,
+	})
+	require.NoError(t, err, "discovery of the printed issuer")
+
+	appReq := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/login", nil)
+	appResp := httptest.NewRecorder()
+	target, err := relying.AuthCodeURL(appResp, appReq, "alice@example.com")
+	require.NoError(t, err)
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string, form url.Values) (*http.Response, string) {
+		t.Helper()
+		var resp *http.Response
+		var err error
+		if form == nil {
+			resp, err = browser.Get(u)
+		} else {
+			resp, err = browser.PostForm(u, form)
+		}
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	resp, _ := get(target, nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loginURL, err := resp.Location()
+	require.NoError(t, err)
+	resp, page := get(loginURL.String(), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, page, "Your picture: Harbour")
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	require.NotNil(t, csrf)
+	resp, _ = get(loginURL.String(), url.Values{"csrf": {csrf[1]}, "points": {s.vars["demo_points"]}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	callback := resp.Header.Get("Location")
+	require.True(t, strings.HasPrefix(callback, "http://127.0.0.1:8081/callback?"), callback)
+
+	cb := httptest.NewRequest(http.MethodGet, callback, nil)
+	for _, c := range appResp.Result().Cookies() {
+		cb.AddCookie(c)
+	}
+	res, err := relying.Callback(ctx, httptest.NewRecorder(), cb)
+	require.NoError(t, err)
+	assert.Equal(t, "alice@example.com", res.LoginHint)
+	assert.True(t, strings.HasPrefix(res.Subject, "user_"))
+	assert.Equal(t, []string{"pwd"}, res.AMR)
+}
+
+func TestEnrollLink(t *testing.T) {
+	ctx := context.Background()
+	d, err := openDB("memory")
+	require.NoError(t, err)
+	require.NoError(t, d.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	_, err = d.Users.Create(ctx, "acme", store.User{UserName: "ann", Active: true,
+		Emails: []store.MultiValue{{Value: "ann@example.com", Primary: true}}})
+	require.NoError(t, err)
+	_, err = d.Users.Create(ctx, "acme", store.User{UserName: "bob", Active: false})
+	require.NoError(t, err)
+
+	var out bytes.Buffer
+	require.NoError(t, makeEnrollLink(ctx, d.Backend, "https://id.example.com", "acme", "ann@example.com", &out))
+	assert.Regexp(t, `^enrollment_url=https://id\.example\.com/oidc/enroll/acme/[A-Za-z0-9_-]{43}\nexpires=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`, out.String())
+
+	for name, c := range map[string]struct{ tenant, user, want string }{
+		"unknown user":   {"acme", "nobody", `tenant "acme" has no active user with the userName, primary email or id "nobody"`},
+		"inactive user":  {"acme", "bob", `no active user`},
+		"unknown tenant": {"globex", "ann", `there is no tenant "globex"`},
+	} {
+		out.Reset()
+		err := makeEnrollLink(ctx, d.Backend, "https://id.example.com", c.tenant, c.user, &out)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+		assert.Empty(t, out.String(), name)
+	}
+
+	var stdout, stderr bytes.Buffer
+	err = run(ctx, []string{"enroll-link", "--tenant", "acme"}, &stdout, &stderr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--user")
+}
