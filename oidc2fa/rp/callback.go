@@ -75,7 +75,8 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 		return nil, fmt.Errorf("rp: callback: the iss parameter is %q, not %q: %w", iss, p.issuer, ErrIssuer)
 	}
 	if q.Has("error") {
-		return nil, &AuthError{Code: q.Get("error"), Description: q.Get("error_description"), URI: q.Get("error_uri")}
+		return nil, &AuthError{Code: q.Get("error"), Description: q.Get("error_description"), URI: q.Get("error_uri"),
+			Enrollment: s.Enroll}
 	}
 	if s.Enroll {
 		return nil, enrollmentEnd(q, s)

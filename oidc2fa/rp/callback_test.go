@@ -110,6 +110,7 @@ func TestCallbackProviderErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, "access_denied", ae.Code)
 			assert.NotEmpty(t, ae.Description)
+			assert.False(t, ae.Enrollment, "a sign-in, not an enrollment")
 			assert.Contains(t, err.Error(), "access_denied")
 			for _, s := range sentinels {
 				assert.NotErrorIs(t, err, s)

@@ -182,6 +182,7 @@ func TestEnrollCancel(t *testing.T) {
 			var denied *rp.AuthError
 			require.ErrorAs(t, err, &denied)
 			assert.Equal(t, rp.AccessDenied, denied.Code)
+			assert.True(t, denied.Enrollment, "the error ended an enrollment")
 			var done *rp.EnrollmentComplete
 			assert.False(t, errors.As(err, &done))
 			assert.Empty(t, rec.list())

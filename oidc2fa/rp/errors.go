@@ -47,6 +47,9 @@ type AuthError struct {
 	Description string
 	// URI is the provider's error_uri, if any.
 	URI string
+	// Enrollment reports that the error ended an enrollment that EnrollURL started (the user
+	// cancelled it, for instance), not a sign-in.
+	Enrollment bool
 }
 
 func (e *AuthError) Error() string {

@@ -188,7 +188,7 @@
 
   function initEnroll(form) {
     var n = intAttr(form, 'data-points', 5, 1, 32);
-    var r = intAttr(form, 'data-tolerance', 10, 0, 749);
+    var r = intAttr(form, 'data-tolerance', 20, 0, 749);
     var far = 3 * r + 1; // first-step points must be farther apart than this
     var radios = Array.prototype.slice.call(form.querySelectorAll('input[type="radio"][name="image"]'));
     var choose = byId('choose');
