@@ -13,6 +13,13 @@ import (
 // maxFormBytes bounds the body of the login and logout forms.
 const maxFormBytes = 16 << 10
 
+// The values of the login form's action field, one per submit button. A form sent without one
+// (Enter in a field of a browser that sends no button) signs in.
+const (
+	actionSignIn = "signin" // sign in: the password, then visid's second factor
+	actionEnroll = "enroll" // set up the picture password: the password, then visid's enrollment
+)
+
 // app is the relying application: its own password as the first factor, then visid, through
 // oidc2fa/rp, as the second.
 type app struct {
@@ -46,7 +53,8 @@ func (a *app) home(w http.ResponseWriter, r *http.Request) {
 	a.pages.login(w, r, http.StatusOK, s, s.Email, "")
 }
 
-// login checks the password, the first factor, and sends the browser to visid for the second.
+// login checks the password, the first factor, and sends the browser to visid for the second,
+// or, with the action "enroll", to set up the second.
 func (a *app) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -62,10 +70,19 @@ func (a *app) login(w http.ResponseWriter, r *http.Request) {
 		a.pages.login(w, r, http.StatusForbidden, s, email, "The form had expired. Please sign in again.")
 		return
 	}
+	action := r.PostFormValue("action")
+	if action != "" && action != actionSignIn && action != actionEnroll {
+		a.pages.problem(w, r, http.StatusBadRequest, "The form could not be read", "Please sign in again.")
+		return
+	}
 	user, ok := a.users.check(ctx, email, r.PostFormValue("password"))
 	if !ok {
 		a.log.InfoContext(ctx, "first factor failed") // neither the email nor the password is logged
 		a.pages.login(w, r, http.StatusOK, s, email, "The email or the password is wrong.")
+		return
+	}
+	if action == actionEnroll {
+		a.enroll(w, r, user)
 		return
 	}
 
@@ -83,13 +100,65 @@ func (a *app) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
+// enroll sends a user who passed the password, the first factor, to visid to set up (or
+// replace) the picture password. It signs nobody in: the browser gets a new session that has
+// proved nothing, and the enrollment's callback never signs in (see callback).
+func (a *app) enroll(w http.ResponseWriter, r *http.Request, user string) {
+	ctx := r.Context()
+	a.sessions.start(w, r, session{})
+	// EnrollURL asks visid, with the client secret, for a one-time link, and sets its own
+	// cookie, so it runs before any write.
+	target, err := a.second.EnrollURL(ctx, w, r, user)
+	var authErr *rp.AuthError
+	switch {
+	case errors.Is(err, rp.ErrNoEnrollment):
+		a.log.WarnContext(ctx, "visid offers no enrollment")
+		a.pages.problem(w, r, http.StatusNotImplemented, "Picture passwords cannot be set up here",
+			"This visid offers no way to set up the second factor.")
+		return
+	case errors.As(err, &authErr):
+		a.log.WarnContext(ctx, "visid refused the enrollment", "error", authErr.Code, "description", authErr.Description)
+		a.pages.problem(w, r, http.StatusBadGateway, "The picture password cannot be set up",
+			"visid refused to set it up for this account ("+authErr.Code+"). Ask the administrator whether visid knows you.")
+		return
+	case err != nil:
+		a.log.ErrorContext(ctx, "starting the enrollment", "err", err)
+		a.pages.problem(w, r, http.StatusInternalServerError, "Something went wrong",
+			"The setup of the picture password could not be started. Please try again later.")
+		return
+	}
+	a.log.InfoContext(ctx, "first factor passed; off to visid to set up the second", "user", user) // never the link: it is a secret
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
 // callback is where visid sends the browser back: it finishes the second factor and signs the
-// user in when both factors were passed by the same user.
+// user in when both factors were passed by the same user, or reports the end of an enrollment,
+// which signs nobody in.
 func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	res, err := a.second.Callback(ctx, w, r)
-	var authErr *rp.AuthError
+	var (
+		enrolled *rp.EnrollmentComplete
+		authErr  *rp.AuthError
+	)
 	switch {
+	case errors.As(err, &enrolled):
+		// Callback reports an enrollment as an error, never as a Result: nobody is signed in,
+		// and the browser's session stays as it is (it proved nothing when the enrollment
+		// started).
+		a.log.InfoContext(ctx, "picture password set up", "user", enrolled.LoginHint)
+		a.pages.enrolled(w, r)
+		return
+	case errors.As(err, &authErr) && authErr.Enrollment && authErr.Code == rp.AccessDenied:
+		a.log.InfoContext(ctx, "enrollment not finished", "error", authErr.Code)
+		a.pages.problem(w, r, http.StatusOK, "The picture password was not set up",
+			"It was cancelled, or visid did not let you set it up. Nothing was changed.")
+		return
+	case errors.As(err, &authErr) && authErr.Enrollment:
+		a.log.WarnContext(ctx, "visid did not finish the enrollment", "error", authErr.Code, "description", authErr.Description)
+		a.pages.problem(w, r, http.StatusBadRequest, "The picture password was not set up",
+			"visid did not finish setting it up ("+authErr.Code+"). Nothing was changed.")
+		return
 	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
 		a.pages.problem(w, r, http.StatusForbidden, "The second factor was not passed",
@@ -105,7 +174,7 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		a.pages.problem(w, r, http.StatusBadRequest, "This sign-in has ended",
 			"It was finished already, took too long, or was started in another browser.")
 		return
-	case err != nil:
+	case err != nil || res == nil:
 		a.log.ErrorContext(ctx, "second factor failed", "err", err)
 		a.pages.problem(w, r, http.StatusBadGateway, "Something went wrong",
 			"The sign-in could not be finished. Please try again later.")

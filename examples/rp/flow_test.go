@@ -25,20 +25,20 @@ func TestSignIn(t *testing.T) {
 			a := startApp(t, v, "-sessions", kind)
 			b := newBrowser(t)
 
-			p := b.signIn(a, "Ann@Example.com", demoPassword)
+			p := b.signIn(a, "Alice@Example.com", demoPassword)
 			require.Equal(t, http.StatusOK, p.status, p.body)
 			assert.Equal(t, a.url+"/", p.url, "the callback redirects to the start page")
-			assert.Contains(t, p.body, signedInAs("ann@example.com"))
-			assert.Contains(t, p.body, "<dd>"+v.users["ann@example.com"].ID+"</dd>", "the visid subject")
+			assert.Contains(t, p.body, signedInAs("alice@example.com"))
+			assert.Contains(t, p.body, "<dd>"+v.users["alice@example.com"].ID+"</dd>", "the visid subject")
 			assert.Regexp(t, `<dd>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</dd>`, p.body, "auth_time")
 			assert.Contains(t, p.body, "<dd>test</dd>", "amr, as the test Authenticator reports it")
 
 			p = b.get(a.url + "/")
-			assert.Contains(t, p.body, signedInAs("ann@example.com"), "the session lasts")
+			assert.Contains(t, p.body, signedInAs("alice@example.com"), "the session lasts")
 
 			p = b.post(a.url+"/logout", url.Values{"csrf": {"forged"}})
 			assert.Equal(t, http.StatusForbidden, p.status)
-			assert.Contains(t, b.get(a.url+"/").body, signedInAs("ann@example.com"), "a forged logout changes nothing")
+			assert.Contains(t, b.get(a.url+"/").body, signedInAs("alice@example.com"), "a forged logout changes nothing")
 
 			p = b.post(a.url+"/logout", url.Values{"csrf": {csrfOf(t, b.get(a.url+"/"))}})
 			require.Equal(t, http.StatusOK, p.status)
@@ -112,7 +112,7 @@ func TestSecondFactorDenied(t *testing.T) {
 	p := b.signIn(a, demoEmail, demoPassword)
 	require.Equal(t, http.StatusOK, p.status, p.body)
 	require.True(t, strings.HasPrefix(p.url, v.srv.URL+"/oidc/login/demo/"), "at visid's login page: %s", p.url)
-	assert.Contains(t, p.body, "User: ann@example.com", "visid was asked about the user of the password")
+	assert.Contains(t, p.body, "User: alice@example.com", "visid was asked about the user of the password")
 
 	p = b.decide(v, p, "deny", true)
 	assert.Equal(t, http.StatusForbidden, p.status)
@@ -156,14 +156,14 @@ func TestTamperedState(t *testing.T) {
 	}
 
 	p = b.get(callback.String())
-	assert.Contains(t, p.body, signedInAs("ann@example.com"), "the untampered callback still works")
+	assert.Contains(t, p.body, signedInAs("alice@example.com"), "the untampered callback still works")
 	p = b.get(callback.String())
 	assert.Equal(t, http.StatusBadRequest, p.status, "but once only")
 	assert.Contains(t, p.body, "This sign-in has ended")
 }
 
-// TestFactorsOfDifferentUsers: one browser passes ann's password, then bob's, then ann's second
-// factor. The callback carries a valid ID token for ann, but this browser's session is now
+// TestFactorsOfDifferentUsers: one browser passes alice's password, then bob's, then alice's second
+// factor. The callback carries a valid ID token for alice, but this browser's session is now
 // bob's first factor, so the check of Result.LoginHint refuses it.
 func TestFactorsOfDifferentUsers(t *testing.T) {
 	v := newVisid(t, false)
@@ -172,12 +172,12 @@ func TestFactorsOfDifferentUsers(t *testing.T) {
 	a := startApp(t, v, "-users", users)
 	b := newBrowser(t)
 
-	annPage := b.signIn(a, demoEmail, demoPassword)
-	require.Contains(t, annPage.body, "User: ann@example.com")
+	alicePage := b.signIn(a, demoEmail, demoPassword)
+	require.Contains(t, alicePage.body, "User: alice@example.com")
 	bobPage := b.signIn(a, "bob@example.com", "bob's password")
 	require.Contains(t, bobPage.body, "User: bob@example.com")
 
-	p := b.decide(v, annPage, "approve", true)
+	p := b.decide(v, alicePage, "approve", true)
 	assert.Equal(t, http.StatusForbidden, p.status)
 	assert.Contains(t, p.body, "The two factors were for different users")
 	assert.NotContains(t, b.get(a.url+"/").body, "passed both factors")

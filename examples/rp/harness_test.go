@@ -29,7 +29,7 @@ import (
 
 // visid is an in-process identity service: the real oidc2fa provider over a memstore, mounted
 // under /oidc/ of an httptest server with http.StripPrefix. Its tenant demo has the active
-// users ann@example.com and bob@example.com and a client for the app; the test Authenticator
+// users alice@example.com and bob@example.com and a client for the app; the test Authenticator
 // approves or denies as the test says, without a picture.
 type visid struct {
 	srv      *httptest.Server
@@ -51,7 +51,7 @@ func newVisid(t *testing.T, autoApprove bool) *visid {
 	b := memstore.New().Backend()
 	v.clients = b.Clients
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "demo", DisplayName: "Demo"}))
-	for _, name := range []string{"ann@example.com", "bob@example.com"} {
+	for _, name := range []string{"alice@example.com", "bob@example.com"} {
 		u, err := b.Users.Create(ctx, "demo", store.User{UserName: name, Active: true})
 		require.NoError(t, err)
 		v.users[name] = u

@@ -9,7 +9,7 @@
 //	export VISID_CLIENT_SECRET=secret_…
 //	go run ./examples/rp -client-id client_…
 //
-// and open http://127.0.0.1:8081 in a browser. The demo user is ann@example.com, with the
+// and open http://127.0.0.1:8081 in a browser. The demo user is alice@example.com, with the
 // password "correct horse battery staple". On start the application prints rp_url=… and a
 // blank line, for scripts to read, then hints. Logs go to stderr.
 package main

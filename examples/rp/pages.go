@@ -91,6 +91,12 @@ func (p *pages) signedIn(w http.ResponseWriter, r *http.Request, s session) {
 	})
 }
 
+// enrolled renders the page after visid set up the picture password: the person is not signed
+// in, and signs in to use it.
+func (p *pages) enrolled(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusOK, "enrolled", nil)
+}
+
 // problem renders a page that explains a failure and links to the start.
 func (p *pages) problem(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	p.render(w, r, status, "problem", problemPage{Title: title, Message: message})

@@ -15,7 +15,7 @@ import (
 
 // The demo user every start has; the startup hints print its password.
 const (
-	demoEmail    = "ann@example.com"
+	demoEmail    = "alice@example.com"
 	demoPassword = "correct horse battery staple"
 )
 

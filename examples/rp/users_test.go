@@ -22,7 +22,7 @@ func TestUsersCheck(t *testing.T) {
 		want            string // "" for refused
 	}{
 		{demoEmail, demoPassword, demoEmail},
-		{" ANN@example.com ", demoPassword, demoEmail},
+		{" ALICE@example.com ", demoPassword, demoEmail},
 		{demoEmail, demoPassword + " ", ""},
 		{demoEmail, "", ""},
 		{"bob@example.com", "hunter2", "bob@example.com"},
@@ -63,7 +63,7 @@ func TestUsersLoad(t *testing.T) {
 		{"no password", "bob@example.com:\n", ":1: want email:password"},
 		{"not an email", "# header\nbob:secret\n", `:2: "bob" is not an email address`},
 		{"duplicate", "bob@example.com:a\nBOB@example.com:b\n", ":2: bob@example.com is listed twice"},
-		{"the demo user", "ann@example.com:another\n", ":1: ann@example.com is listed twice"},
+		{"the demo user", "alice@example.com:another\n", ":1: alice@example.com is listed twice"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, "bad")
