@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -11,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +113,33 @@ func TestEnrollLink(t *testing.T) {
 	err = run(ctx, []string{"enroll-link", "--tenant", "acme"}, &stdout, &stderr)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--user")
+}
+
+// TestSweep: the service removes expired codes and interactions (enrollment links too) on its
+// own, and keeps the others.
+func TestSweep(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	d, err := openDB("memory")
+	require.NoError(t, err)
+	require.NoError(t, d.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
+	for i, exp := range []time.Time{past, future} {
+		require.NoError(t, d.Codes.Create(ctx, store.Code{Hash: [32]byte{byte(i + 1)}, Tenant: "acme", Expires: exp}))
+		require.NoError(t, d.Interactions.Create(ctx, store.Interaction{ID: fmt.Sprint("in", i), Purpose: store.PurposeEnrollLink,
+			Tenant: "acme", Expires: exp}))
+	}
+	done := make(chan struct{})
+	go func() { sweep(ctx, d.Backend, 5*time.Millisecond, discardLogger()); close(done) }()
+	require.Eventually(t, func() bool {
+		_, err := d.Interactions.Get(ctx, "in0")
+		return errors.Is(err, store.ErrNotFound)
+	}, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	_, err = d.Interactions.Get(t.Context(), "in1")
+	assert.NoError(t, err, "an unexpired interaction stays")
+	_, err = d.Codes.Consume(t.Context(), [32]byte{1})
+	assert.ErrorIs(t, err, store.ErrNotFound, "the expired code went")
+	_, err = d.Codes.Consume(t.Context(), [32]byte{2})
+	assert.NoError(t, err, "the unexpired code stays")
 }
