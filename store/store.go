@@ -151,4 +151,5 @@ type Backend struct {
 	Codes        Codes
 	Interactions Interactions
 	Pictures     PictureCredentials
+	SigningKeys  SigningKeys
 }

@@ -19,6 +19,7 @@ type Store struct {
 	keys         apiKeys
 	codes        codeTable        // behind its own lock
 	interactions interactionTable // behind its own lock
+	signingKeys  signingKeyTable  // behind its own lock
 	fields       *rowFields       // read-only after New
 }
 
@@ -50,6 +51,7 @@ func New() *Store {
 		keys:         apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}},
 		codes:        codeTable{byHash: map[[32]byte]*codeRec{}},
 		interactions: interactionTable{byID: map[string]*store.Interaction{}},
+		signingKeys:  signingKeyTable{byID: map[string]*store.SigningKey{}},
 	}
 }
 
@@ -64,6 +66,7 @@ func (s *Store) Backend() store.Backend {
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
 		Pictures:     s.Pictures(),
+		SigningKeys:  s.SigningKeys(),
 	}
 }
 
@@ -87,6 +90,11 @@ func (s *Store) Codes() *Codes { return &Codes{s} }
 
 // Interactions returns the store's store.Interactions.
 func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// SigningKeys returns the store's store.SigningKeys.
+func (s *Store) SigningKeys() *SigningKeys { return &SigningKeys{s} }
+
+func (s *Store) signingKeyTable() *signingKeyTable { return &s.signingKeys }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }

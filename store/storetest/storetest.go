@@ -43,6 +43,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Codes", codeTests()},
 		{"Interactions", interactionTests()},
 		{"Pictures", pictureTests()},
+		{"SigningKeys", signingKeyTests()},
 		{"Paging", pagingTests()},
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
@@ -76,6 +77,7 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Codes", b.Codes == nil},
 		{"Interactions", b.Interactions == nil},
 		{"Pictures", b.Pictures == nil},
+		{"SigningKeys", b.SigningKeys == nil},
 	} {
 		if f.nil {
 			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)

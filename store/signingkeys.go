@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// SigningKey is a private key that signs ID tokens, as a Signer keeps it in a store so that
+// tokens stay verifiable across restarts and every instance publishes the same keys.
+type SigningKey struct {
+	// ID is the key's id (the JWS kid), unique in the store.
+	ID string
+	// Algorithm is the JWS algorithm the key signs with, such as "EdDSA".
+	Algorithm string
+	// PrivateKey is the key, PKCS #8 DER. A backend that writes it to disk must encrypt it
+	// (sqlstore: AES-GCM under a key-encryption key) and never store it in the clear.
+	PrivateKey []byte
+	// Created is when the key was made.
+	Created time.Time
+	// Retired is when the key stopped signing; zero while it signs. A retired key stays
+	// published until its signer's retention has passed.
+	Retired time.Time
+}
+
+// SigningKeys stores signing keys. Every method is safe for concurrent use.
+type SigningKeys interface {
+	// Add stores k. ErrInvalid if k.ID, k.Algorithm or k.PrivateKey is empty or k.Created is
+	// zero; ErrConflict if the id is taken.
+	Add(ctx context.Context, k SigningKey) error
+
+	// List returns every key, oldest Created first (by ID for equal times).
+	List(ctx context.Context) ([]SigningKey, error)
+
+	// Retire sets the key's Retired to t, unless it is already retired: the first time stays.
+	// ErrNotFound if there is no such key.
+	Retire(ctx context.Context, id string, t time.Time) error
+
+	// Delete removes the key. ErrNotFound if there is no such key.
+	Delete(ctx context.Context, id string) error
+}
