@@ -18,6 +18,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/visid/visid/store"
 )
 
 // DefaultKeyRetention is how long a KeyRing keeps publishing a retired key when
@@ -76,6 +78,9 @@ type KeyRing struct {
 	mu      sync.RWMutex
 	current *ringKey
 	retired []*ringKey // newest first
+
+	// store, when the ring was loaded with LoadKeyRing, keeps the keys.
+	store store.SigningKeys
 }
 
 var _ Signer = (*KeyRing)(nil)
@@ -93,21 +98,10 @@ type ringKey struct {
 // NewKeyRing returns a KeyRing configured by cfg. It fails when Retain is negative or a key in
 // Keys is not a valid Ed25519 private key (ErrInvalidKey).
 func NewKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
-	if cfg.Retain < 0 {
-		return nil, fmt.Errorf("oidc2fa: KeyRingConfig.Retain is negative (%v)", cfg.Retain)
-	}
-	signer, err := jws.NewSigner(jwa.EdDSA)
+	r, err := newKeyRing(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("oidc2fa: EdDSA signer: %w", err)
+		return nil, err
 	}
-	r := &KeyRing{now: cfg.Now, retain: cfg.Retain, signer: signer}
-	if r.now == nil {
-		r.now = time.Now
-	}
-	if r.retain == 0 {
-		r.retain = DefaultKeyRetention
-	}
-
 	keys := cfg.Keys
 	if len(keys) == 0 {
 		_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -123,6 +117,25 @@ func NewKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
 			return nil, fmt.Errorf("%w (KeyRingConfig.Keys[%d])", err, i)
 		}
 		r.install(k, now)
+	}
+	return r, nil
+}
+
+// newKeyRing returns a KeyRing of cfg without keys.
+func newKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
+	if cfg.Retain < 0 {
+		return nil, fmt.Errorf("oidc2fa: KeyRingConfig.Retain is negative (%v)", cfg.Retain)
+	}
+	signer, err := jws.NewSigner(jwa.EdDSA)
+	if err != nil {
+		return nil, fmt.Errorf("oidc2fa: EdDSA signer: %w", err)
+	}
+	r := &KeyRing{now: cfg.Now, retain: cfg.Retain, signer: signer}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.retain == 0 {
+		r.retain = DefaultKeyRetention
 	}
 	return r, nil
 }
@@ -186,13 +199,19 @@ func (r *KeyRing) Rotate(ctx context.Context) (kid string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("oidc2fa: generate key: %w", err)
 	}
+	if r.store != nil {
+		return r.addStored(ctx, priv)
+	}
 	return r.Add(priv)
 }
 
 // Add makes priv the signing key and returns its kid; the key signing until now is retired as by
-// Rotate. Adding the key that already signs changes nothing; adding a retired key makes it sign
+// Rotate. A ring from LoadKeyRing stores the key and the retirement in its store. Adding the key that already signs changes nothing; adding a retired key makes it sign
 // again. An invalid key is an error wrapping ErrInvalidKey and leaves the ring unchanged.
 func (r *KeyRing) Add(priv ed25519.PrivateKey) (kid string, err error) {
+	if r.store != nil {
+		return r.addStored(context.Background(), priv)
+	}
 	k, err := newRingKey(priv)
 	if err != nil {
 		return "", err
