@@ -166,7 +166,7 @@ func TestAdminOnOneStore(t *testing.T) {
 		vars[k] = v
 	}
 
-	sec, err := newSecrets()
+	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
 	svc, err := newServices(d.Backend, "https://id.example.com", sec, discardLogger())
 	require.NoError(t, err)

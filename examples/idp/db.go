@@ -19,6 +19,9 @@ type database struct {
 	store.Backend
 	// persistent reports whether what is written outlives the process.
 	persistent bool
+	// kek is the key-encryption key: it encrypts the signing keys in the store, and the
+	// pepper and the cookie key derive from it.
+	kek []byte
 	// close releases the store.
 	close func() error
 }
@@ -27,7 +30,7 @@ type database struct {
 func openDB(db string) (*database, error) {
 	switch db {
 	case "memory":
-		return &database{Backend: memstore.New().Backend(), close: func() error { return nil }}, nil
+		return &database{Backend: memstore.New().Backend(), kek: randomKEK(), close: func() error { return nil }}, nil
 	}
 	return nil, &cli.UsageError{Msg: fmt.Sprintf(
 		`-db %q is not supported: the one store for now is "memory" (sqlite:PATH and postgres://… are to come)`, db)}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/store"
 )
 
@@ -50,13 +51,9 @@ func enrollLink(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // makeEnrollLink makes an enrollment link for user of tenant and prints enrollment_url=… and
 // expires=… lines.
 func makeEnrollLink(ctx context.Context, b store.Backend, base, tenant, user string, stdout io.Writer) error {
-	// The link needs only the stores and the authenticator's kind; the secrets of this picture
-	// login are never used, since nothing is hashed here.
-	sec, err := newSecrets()
-	if err != nil {
-		return err
-	}
-	auth, err := newPicture(b, sec, slog.New(slog.DiscardHandler))
+	// The link needs only the stores and the authenticator's kind: this picture login hashes
+	// nothing, so its pepper is a throwaway.
+	auth, err := newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

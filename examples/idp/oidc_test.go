@@ -129,7 +129,7 @@ func TestSweep(t *testing.T) {
 			Tenant: "acme", Expires: exp}))
 	}
 	done := make(chan struct{})
-	go func() { sweep(ctx, d.Backend, 5*time.Millisecond, discardLogger()); close(done) }()
+	go func() { sweep(ctx, d.Backend, nil, 5*time.Millisecond, discardLogger()); close(done) }()
 	require.Eventually(t, func() bool {
 		_, err := d.Interactions.Get(ctx, "in0")
 		return errors.Is(err, store.ErrNotFound)

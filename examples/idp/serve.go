@@ -59,7 +59,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	sec, err := newSecrets()
+	sec, err := newSecrets(ctx, d.Backend, d.kek)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	go sweep(ctx, d.Backend, time.Minute, log)
+	go sweep(ctx, d.Backend, sec.keys, time.Minute, log)
 	srv := httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)
 	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
 	printStart(stdout, base, dm, *db, d.persistent)
@@ -88,8 +88,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // sweep removes expired codes and interactions (including enrollment links) every interval
-// until ctx is done: the provider leaves that to its host.
-func sweep(ctx context.Context, b store.Backend, interval time.Duration, log *slog.Logger) {
+// until ctx is done, the provider leaving that to its host; and it reloads the signing keys
+// (ring may be nil), so a rotation by another instance reaches this one.
+func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -103,6 +104,11 @@ func sweep(ctx context.Context, b store.Backend, interval time.Duration, log *sl
 				log.Error("removing expired codes and interactions", "err", err)
 			} else if codes+interactions > 0 {
 				log.Debug("removed expired codes and interactions", "codes", codes, "interactions", interactions)
+			}
+			if ring != nil {
+				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {
+					log.Error("reloading the signing keys", "err", err)
+				}
 			}
 		}
 	}

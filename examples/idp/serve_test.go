@@ -211,7 +211,7 @@ func TestEnsureDemo(t *testing.T) {
 	d, err := openDB("memory")
 	require.NoError(t, err)
 	log := discardLogger()
-	sec, err := newSecrets()
+	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
 	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, log)
 	require.NoError(t, err)

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,28 +23,50 @@ const (
 	oidcPrefix = "/oidc"
 )
 
-// secrets are the keys the service keeps out of the store: the signing keys of ID tokens, the
-// pepper of the picture passwords and the key of the login pages' cookies.
+// secrets are the keys the service keeps out of the store's plain data: the signing keys of
+// ID tokens (in the store, which encrypts them under the key-encryption key), and the pepper of
+// the picture passwords and the key of the login pages' cookies (derived from the
+// key-encryption key, never stored).
 type secrets struct {
 	keys      *oidc2fa.KeyRing
 	pepper    picture.Pepper
 	cookieKey []byte
 }
 
-// newSecrets makes fresh secrets. They live as long as the process, like the in-memory store.
-func newSecrets() (*secrets, error) {
-	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
+// newSecrets loads or makes the signing keys in b and derives the pepper and the cookie key
+// from kek, the 32-byte key-encryption key. Every instance with the same store and kek has the
+// same secrets.
+func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, error) {
+	if len(kek) != 32 {
+		return nil, fmt.Errorf("the key-encryption key must be 32 bytes, not %d", len(kek))
+	}
+	keys, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, b.SigningKeys)
 	if err != nil {
 		return nil, err
 	}
-	s := &secrets{keys: keys, pepper: picture.Pepper{ID: "pepper-1", Key: make([]byte, 32)}, cookieKey: make([]byte, 32)}
-	if _, err := rand.Read(s.pepper.Key); err != nil {
+	pepper, err := hkdf.Key(sha256.New, kek, nil, "visid idp: picture password pepper v1", 32)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := rand.Read(s.cookieKey); err != nil {
+	cookieKey, err := hkdf.Key(sha256.New, kek, nil, "visid idp: login cookie key v1", 32)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	// The pepper's id names it by a hash, so a credential keyed with another key-encryption key
+	// fails with "unknown pepper" in the log rather than as a wrong picture.
+	id := sha256.Sum256(pepper)
+	return &secrets{
+		keys:      keys,
+		pepper:    picture.Pepper{ID: "kek-" + hex.EncodeToString(id[:4]), Key: pepper},
+		cookieKey: cookieKey,
+	}, nil
+}
+
+// randomKEK is a fresh key-encryption key, for a store that lives as long as the process.
+func randomKEK() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k) // never fails: crypto/rand crashes the program rather than return an error
+	return k
 }
 
 // services are the HTTP APIs of the identity service over one store.
@@ -66,7 +92,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	auth, err := newPicture(backend, sec, log)
+	auth, err := newPicture(backend, sec.pepper, log)
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +106,10 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, log *slog.
 }
 
 // newPicture is the picture login over backend.
-func newPicture(backend store.Backend, sec *secrets, log *slog.Logger) (*picture.Authenticator, error) {
+func newPicture(backend store.Backend, pepper picture.Pepper, log *slog.Logger) (*picture.Authenticator, error) {
 	auth, err := picture.New(picture.Config{
 		Credentials: backend.Pictures,
-		Peppers:     []picture.Pepper{sec.pepper},
+		Peppers:     []picture.Pepper{pepper},
 		Logger:      log,
 	})
 	if err != nil {
