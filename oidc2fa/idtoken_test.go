@@ -362,10 +362,15 @@ func TestJWKS(t *testing.T) {
 		require.NoError(t, err)
 		after, err := mintIDToken(ctx, ring, "acme", &tok)
 		require.NoError(t, err)
-		_, err = v.Verify(ctx, after)
-		require.NoError(t, err, "an unknown kid makes go-oidc fetch the JWKS again")
+		// An unknown kid makes go-oidc fetch the JWKS again. go-oidc marks a fetch finished a
+		// moment before it lets a new one start, so a verification right after the first one
+		// may be answered from that first fetch: retry until go-oidc has fetched again.
+		require.Eventually(t, func() bool {
+			_, err = v.Verify(ctx, after)
+			return err == nil
+		}, 5*time.Second, 10*time.Millisecond, "an unknown kid makes go-oidc fetch the JWKS again: %v", err)
 		_, err = v.Verify(ctx, before)
 		require.NoError(t, err, "the retired key is still published")
-		assert.Equal(t, int32(2), fetches.Load())
+		assert.GreaterOrEqual(t, fetches.Load(), int32(2))
 	})
 }

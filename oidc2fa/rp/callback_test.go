@@ -31,7 +31,7 @@ func TestCallbackRefusesTheResponse(t *testing.T) {
 		noCooky bool
 		want    error
 	}{
-		{name: "state tampered", edit: func(q url.Values) { q.Set("state", "A"+q.Get("state")[1:]) }, want: rp.ErrState},
+		{name: "state tampered", edit: func(q url.Values) { s := q.Get("state"); q.Set("state", string(flip(s[0]))+s[1:]) }, want: rp.ErrState},
 		{name: "state of nobody", edit: func(q url.Values) { q.Set("state", "nobody") }, want: rp.ErrState},
 		{name: "state missing", edit: func(q url.Values) { q.Del("state") }, want: rp.ErrState},
 		{name: "state empty", edit: func(q url.Values) { q.Set("state", "") }, want: rp.ErrState},
