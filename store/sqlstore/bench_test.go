@@ -1,0 +1,301 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// The benchmarks' data sets are built once per run and shared: benchData holds the SQLite
+// files (in benchDir) and the PostgreSQL schemas, which TestMain removes at the end.
+var benchData struct {
+	sync.Mutex
+	dir     string
+	sets    map[string]string // set-dialect-size → SQLite path or PostgreSQL schema
+	schemas []string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchData.Lock()
+	if benchData.dir != "" {
+		os.RemoveAll(benchData.dir)
+	}
+	if dsn := os.Getenv("VISID_TEST_POSTGRES_DSN"); dsn != "" && len(benchData.schemas) > 0 {
+		if db, err := sql.Open("pgx", dsn); err == nil {
+			for _, s := range benchData.schemas {
+				db.Exec("DROP SCHEMA " + s + " CASCADE")
+			}
+			db.Close()
+		}
+	}
+	benchData.Unlock()
+	os.Exit(code)
+}
+
+const benchTenant = "bench"
+
+// benchUserID and benchUserName name the i-th benchmark user (from 1).
+func benchUserID(i int) string   { return fmt.Sprintf("user_%08d", i) }
+func benchUserName(i int) string { return "user" + strconv.Itoa(i) }
+
+// benchStore returns a Store of the dialect over the database called set, holding n users in
+// tenant bench, built once per run with bulk INSERT … SELECT statements (not through
+// Users.Create), so that a million users take a minute. It skips PostgreSQL without
+// VISID_TEST_POSTGRES_DSN.
+func benchStore(b *testing.B, d dialect, set string, n int) *Store {
+	b.Helper()
+	ctx := context.Background()
+	key := fmt.Sprintf("%s-%d-%d", set, d, n)
+	var dsn string
+	if d == postgresDialect {
+		dsn = os.Getenv("VISID_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			b.Skip("VISID_TEST_POSTGRES_DSN is not set")
+		}
+	}
+	benchData.Lock()
+	defer benchData.Unlock()
+	if benchData.sets == nil {
+		benchData.sets = map[string]string{}
+	}
+	where, ok := benchData.sets[key]
+	if !ok {
+		var err error
+		if d == sqliteDialect {
+			if benchData.dir == "" {
+				if benchData.dir, err = os.MkdirTemp("", "visid-sqlstore-bench-"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			where = filepath.Join(benchData.dir, key+".db")
+		} else {
+			var r [6]byte
+			rand.Read(r[:])
+			where = fmt.Sprintf("bench_%x", r)
+			benchData.schemas = append(benchData.schemas, where)
+		}
+		start := time.Now()
+		s := openBench(b, d, dsn, where, true)
+		if err := s.Migrate(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := bulkUsers(ctx, s, n); err != nil {
+			b.Fatal(err)
+		}
+		// As after any bulk import: statistics for the planners (PostgreSQL's autovacuum
+		// would gather them too, a little later).
+		if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		b.Logf("built %d users (%v) in %v", n, Dialect(d), time.Since(start).Round(time.Millisecond))
+		benchData.sets[key] = where
+	}
+	s := openBench(b, d, dsn, where, false)
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openBench opens the SQLite file path or the PostgreSQL schema where (created when create).
+func openBench(b testing.TB, d dialect, dsn, where string, create bool) *Store {
+	b.Helper()
+	ctx := context.Background()
+	if d == sqliteDialect {
+		s, err := Open(ctx, "sqlite:"+where)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	if create {
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = db.Exec("CREATE SCHEMA " + where)
+		db.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", where)
+	u.RawQuery = q.Encode()
+	s, err := Open(ctx, u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// bulkUsers adds n users to tenant bench: user i has id benchUserID(i), userName
+// benchUserName(i) and is active. The users are written by INSERT … SELECT over a series, and
+// their attrs rows by one INSERT … SELECT per row that attrRows gives a template user, with the
+// template's id and userName replaced by each user's.
+func bulkUsers(ctx context.Context, s *Store, n int) error {
+	if err := s.Tenants().Create(ctx, store.Tenant{ID: benchTenant, DisplayName: "Benchmark"}); err != nil {
+		return err
+	}
+	const idMark, nameMark = "\x01id", "\x01name"
+	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	tmpl := store.User{ID: idMark, UserName: nameMark, Active: true, Meta: store.Meta{Created: created}}
+	series := `WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM series WHERE i < ` + strconv.Itoa(n) + `) `
+	pad := `printf('%08d', i)`
+	from := ` FROM series`
+	if s.d == postgresDialect {
+		series, pad, from = ``, `lpad(i::text, 8, '0')`, ` FROM generate_series(1, `+strconv.Itoa(n)+`) AS series(i)`
+	}
+	return s.write(ctx, func(t *txn) error {
+		if _, err := t.exec(ctx, series+`INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
+			SELECT '`+benchTenant+`', 'user_' || `+pad+`, 'user' || i, 'user' || i, '',
+				'{"ID":"user_' || `+pad+` || '","UserName":"user' || i || '","Active":true,"Meta":{"Created":"`+
+			created.Format(time.RFC3339Nano)+`"}}'`+from+` ORDER BY i`); err != nil {
+			return fmt.Errorf("bulk users: %w", err)
+		}
+		text := func(v sql.NullString) string {
+			switch {
+			case !v.Valid:
+				return "NULL"
+			case v.String == idMark:
+				return "u.id"
+			case v.String == nameMark:
+				return "u.user_name"
+			}
+			return "'" + strings.ReplaceAll(v.String, "'", "''") + "'"
+		}
+		for _, r := range attrRows(kindUser, &tmpl) {
+			cols := []string{text(r.S), text(r.SF), "NULL", "NULL", "NULL"}
+			if r.N.Valid {
+				cols[2] = strconv.FormatFloat(r.N.Float64, 'g', -1, 64)
+			}
+			if r.B.Valid {
+				cols[3] = strconv.FormatBool(r.B.Bool)
+			}
+			if r.T.Valid {
+				cols[4] = strconv.FormatInt(r.T.Int64, 10)
+			}
+			if _, err := t.exec(ctx, `INSERT INTO attrs (tenant, kind, rid, attr, sub, idx, s, sf, n, b, t)
+				SELECT u.tenant, 'u', u.id, '`+r.Attr+`', '`+r.Sub+`', `+strconv.Itoa(r.Idx)+`, `+strings.Join(cols, ", ")+`
+				FROM users u WHERE u.tenant = '`+benchTenant+`'`); err != nil {
+				return fmt.Errorf("bulk attrs %s.%s: %w", r.Attr, r.Sub, err)
+			}
+		}
+		return nil
+	})
+}
+
+// benchDialects are the dialects the benchmarks run on.
+var benchDialects = []dialect{sqliteDialect, postgresDialect}
+
+func dialectName(d dialect) string {
+	if d == sqliteDialect {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// BenchmarkSQLUserNameEq lists the user `userName eq "…"` names among 1k and among 1M users:
+// the lookup goes through an index (attrs_lookup), so 1M costs about what 1k does.
+func BenchmarkSQLUserNameEq(b *testing.B) {
+	ctx := context.Background()
+	for _, d := range benchDialects {
+		for _, n := range []int{1_000, 1_000_000} {
+			b.Run(fmt.Sprintf("%s/users=%d", dialectName(d), n), func(b *testing.B) {
+				s := benchStore(b, d, "read", n)
+				users := s.Users()
+				filters := make([]filter.Expr, 256)
+				for i := range filters {
+					k := 1 + (i*7919)%n
+					e, err := filter.Parse(`userName eq "USER`+strconv.Itoa(k)+`"`, schema.User())
+					if err != nil {
+						b.Fatal(err)
+					}
+					filters[i] = e
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					p, err := users.List(ctx, benchTenant, store.Query{Filter: filters[i%len(filters)], Count: 10})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if p.TotalResults != 1 || len(p.Resources) != 1 {
+						b.Fatalf("found %d users, want 1", p.TotalResults)
+					}
+				}
+			})
+		}
+	}
+}
+
+// benchNewUser is the user the write benchmarks store, the i-th of the run.
+func benchNewUser(prefix string, i int) store.User {
+	name := fmt.Sprintf("%s%d", prefix, i)
+	return store.User{
+		ID: store.NewID("user"), UserName: name, Active: true, DisplayName: "Bench " + name,
+		ExternalID: "ext-" + name,
+		Emails:     []store.MultiValue{{Value: name + "@example.com", Type: "work", Primary: true}},
+		Meta:       store.Meta{Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
+	}
+}
+
+// BenchmarkSQLCreateUser stores users through Users.Create: a transaction that checks the
+// tenant, inserts the row and its attrs rows. Compare with BenchmarkSQLRawInsert.
+func BenchmarkSQLCreateUser(b *testing.B) {
+	ctx := context.Background()
+	for _, d := range benchDialects {
+		b.Run(dialectName(d), func(b *testing.B) {
+			s := benchStore(b, d, "write", 1_000)
+			users := s.Users()
+			prefix := fmt.Sprintf("create%d-", time.Now().UnixNano())
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := users.Create(ctx, benchTenant, benchNewUser(prefix, i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSQLRawInsert is the baseline of BenchmarkSQLCreateUser: one INSERT of the same user
+// row (columns and JSON document) through the same *sql.DB, no transaction, no attrs.
+func BenchmarkSQLRawInsert(b *testing.B) {
+	ctx := context.Background()
+	for _, d := range benchDialects {
+		b.Run(dialectName(d), func(b *testing.B) {
+			s := benchStore(b, d, "write", 1_000)
+			query := d.rebind(`INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc) VALUES (?, ?, ?, ?, ?, ?)`)
+			prefix := fmt.Sprintf("raw%d-", time.Now().UnixNano())
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				u := benchNewUser(prefix, i)
+				doc, err := userDoc(&u)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.db.ExecContext(ctx, query, benchTenant, u.ID, u.UserName, schema.Fold(u.UserName), u.ExternalID, doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

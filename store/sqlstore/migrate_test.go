@@ -1,0 +1,100 @@
+package sqlstore_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/sqlstore"
+)
+
+// latestVersion is the number of the newest migration file.
+const latestVersion = 1
+
+// eachDialect runs fn on SQLite and, when VISID_TEST_POSTGRES_DSN is set, on PostgreSQL, with
+// a DSN naming an empty database (a new file, a new schema).
+func eachDialect(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		t.Parallel()
+		fn(t, postgresSchema(t, postgresDSN(t)))
+	})
+}
+
+func open(t *testing.T, dsn string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.Config{KeyEncryptionKey: testKEK()}.Open(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// migrationRows counts the rows of schema_migrations.
+func migrationRows(t *testing.T, s *sqlstore.Store) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.DB().QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&n))
+	return n
+}
+
+// Migrate is idempotent: a second run applies nothing and leaves the data alone.
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		require.NoError(t, s.Tenants().Create(ctx, store.Tenant{ID: "acme"}))
+		require.NoError(t, s.Migrate(ctx), "second Migrate")
+		v, err := s.SchemaVersion(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, latestVersion, v)
+		assert.Equal(t, latestVersion, migrationRows(t, s))
+		_, err = s.Tenants().Get(ctx, "acme")
+		require.NoError(t, err, "the data survives a second Migrate")
+
+		again := open(t, dsn) // another instance, later
+		require.NoError(t, again.Migrate(ctx))
+		assert.Equal(t, latestVersion, migrationRows(t, again))
+	})
+}
+
+// Several instances may run Migrate at once on one database: all succeed and the schema is
+// applied once.
+func TestMigrateConcurrent(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		const n = 4
+		stores := make([]*sqlstore.Store, n)
+		for i := range stores {
+			stores[i] = open(t, dsn)
+		}
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.Migrate(ctx)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			assert.NoError(t, err, "Migrate %d", i)
+		}
+		assert.Equal(t, latestVersion, migrationRows(t, stores[0]))
+		require.NoError(t, stores[1].Tenants().Create(ctx, store.Tenant{ID: "acme"}))
+		_, err := stores[n-1].Tenants().Get(ctx, "acme")
+		require.NoError(t, err)
+	})
+}

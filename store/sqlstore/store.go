@@ -1,0 +1,228 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	// The two drivers sqlstore speaks; Open uses them by name.
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/visid/visid/store"
+)
+
+// Dialect names the SQL dialect of a Config's database.
+type Dialect int
+
+// The dialects. The zero Dialect means: detect it from the database's driver.
+const (
+	// SQLite is SQLite through modernc.org/sqlite (driver name "sqlite").
+	SQLite = Dialect(sqliteDialect)
+	// Postgres is PostgreSQL through github.com/jackc/pgx/v5/stdlib (driver name "pgx").
+	Postgres = Dialect(postgresDialect)
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case SQLite:
+		return "SQLite"
+	case Postgres:
+		return "PostgreSQL"
+	}
+	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+// Config configures a Store.
+type Config struct {
+	// DB is the database. Required. The Store never closes it.
+	//
+	// A SQLite database should be opened with a busy timeout (DSN parameter
+	// _pragma=busy_timeout(10000)) and is best in WAL mode; Open does both. The Store does not
+	// rely on foreign keys being enforced: it removes what a delete takes with it itself.
+	DB *sql.DB
+
+	// Dialect is the database's SQL dialect. Zero: detected from DB's driver
+	// (modernc.org/sqlite is SQLite, github.com/jackc/pgx/v5/stdlib is Postgres).
+	Dialect Dialect
+
+	// KeyEncryptionKey is the AES-256 key (32 bytes) that encrypts signing keys' private keys
+	// before they are stored. Nil: the Store's SigningKeys.Add and List fail with
+	// ErrNoKeyEncryptionKey, and the rest of the Store works.
+	KeyEncryptionKey []byte
+}
+
+// ErrNoKeyEncryptionKey is what SigningKeys.Add and List return when Config.KeyEncryptionKey is
+// unset.
+var ErrNoKeyEncryptionKey = errors.New("sqlstore: no KeyEncryptionKey configured: signing keys cannot be stored")
+
+// Store is the database/sql backend. It is safe for concurrent use. Call Migrate once before
+// using it on a new database.
+type Store struct {
+	db   *sql.DB
+	d    dialect
+	kek  []byte
+	own  bool          // Open opened db: Close closes it
+	wsem chan struct{} // SQLite: serializes this Store's write transactions
+}
+
+// New returns a Store over cfg.DB. It opens no connection.
+func New(cfg Config) (*Store, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("sqlstore: Config.DB is nil")
+	}
+	d := cfg.Dialect
+	if d == 0 {
+		switch fmt.Sprintf("%T", cfg.DB.Driver()) {
+		case "*sqlite.Driver":
+			d = SQLite
+		case "*stdlib.Driver":
+			d = Postgres
+		default:
+			return nil, fmt.Errorf("sqlstore: cannot tell the dialect of driver %T: set Config.Dialect", cfg.DB.Driver())
+		}
+	}
+	if d != SQLite && d != Postgres {
+		return nil, fmt.Errorf("sqlstore: unknown %v", d)
+	}
+	if cfg.KeyEncryptionKey != nil && len(cfg.KeyEncryptionKey) != 32 {
+		return nil, fmt.Errorf("sqlstore: Config.KeyEncryptionKey has %d bytes, want 32", len(cfg.KeyEncryptionKey))
+	}
+	s := &Store{db: cfg.DB, d: dialect(d)}
+	if cfg.KeyEncryptionKey != nil {
+		s.kek = append([]byte(nil), cfg.KeyEncryptionKey...)
+	}
+	if s.d == sqliteDialect {
+		s.wsem = make(chan struct{}, 1)
+	}
+	return s, nil
+}
+
+// Open opens the database dsn names and returns a Store over it, as Config{}.Open does.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	return Config{}.Open(ctx, dsn)
+}
+
+// Open opens the database dsn names and returns a Store over it with the rest of cfg, whose DB
+// and Dialect must be unset. Close closes the database.
+//
+//   - "sqlite:PATH" opens the SQLite file PATH (created if missing) in WAL mode, with a busy
+//     timeout of 10 s and foreign keys on. PATH may carry further modernc.org/sqlite DSN
+//     parameters after a '?'; ":memory:" is a private in-memory database on one connection.
+//   - "postgres://…" or "postgresql://…" opens PostgreSQL through pgx.
+func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
+	if cfg.DB != nil || cfg.Dialect != 0 {
+		return nil, errors.New("sqlstore: Config.Open: DB and Dialect come from the dsn and must be unset")
+	}
+	var db *sql.DB
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, errors.New("sqlstore: Open: sqlite: without a path")
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		memory := path == ":memory:" || strings.Contains(path, "mode=memory")
+		params := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
+		if !memory {
+			params += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		}
+		db, err = sql.Open("sqlite", "file:"+path+sep+params)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: Open: %w", err)
+		}
+		if memory {
+			db.SetMaxOpenConns(1) // every connection would be a database of its own
+		} else {
+			// Writers take turns anyway (one write transaction at a time); a few connections
+			// let readers run beside the writer, which WAL allows.
+			n := max(4, runtime.GOMAXPROCS(0))
+			db.SetMaxOpenConns(n)
+			db.SetMaxIdleConns(n)
+		}
+		cfg.Dialect = SQLite
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err = sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: Open: %w", err)
+		}
+		cfg.Dialect = Postgres
+	default:
+		return nil, errors.New(`sqlstore: Open: the dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: Open: %w", err)
+	}
+	cfg.DB = db
+	s, err := New(cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// Close closes the database if Open opened it; a Store made by New leaves its DB open.
+func (s *Store) Close() error {
+	if s.own {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// DB returns the Store's database.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect returns the Store's dialect.
+func (s *Store) Dialect() Dialect { return Dialect(s.d) }
+
+// Backend returns the store's implementation of every store contract.
+func (s *Store) Backend() store.Backend {
+	return store.Backend{
+		Tenants:      s.Tenants(),
+		Users:        s.Users(),
+		Groups:       s.Groups(),
+		APIKeys:      s.APIKeys(),
+		Clients:      s.Clients(),
+		Codes:        s.Codes(),
+		Interactions: s.Interactions(),
+		Pictures:     s.Pictures(),
+		SigningKeys:  s.SigningKeys(),
+	}
+}
+
+// Tenants returns the store's store.Tenants.
+func (s *Store) Tenants() *Tenants { return &Tenants{s} }
+
+// Users returns the store's store.Users.
+func (s *Store) Users() *Users { return &Users{s} }
+
+// Groups returns the store's store.Groups.
+func (s *Store) Groups() *Groups { return &Groups{s} }
+
+// APIKeys returns the store's store.APIKeys.
+func (s *Store) APIKeys() *APIKeys { return &APIKeys{s} }
+
+// Clients returns the store's store.Clients.
+func (s *Store) Clients() *Clients { return &Clients{s} }
+
+// Codes returns the store's store.Codes.
+func (s *Store) Codes() *Codes { return &Codes{s} }
+
+// Interactions returns the store's store.Interactions.
+func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// Pictures returns the store's store.PictureCredentials.
+func (s *Store) Pictures() *Pictures { return &Pictures{s} }
+
+// SigningKeys returns the store's store.SigningKeys.
+func (s *Store) SigningKeys() *SigningKeys { return &SigningKeys{s} }

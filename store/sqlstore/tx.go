@@ -1,0 +1,249 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// querier is what *sql.Tx and *sql.Conn have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// txn is one transaction. Its queries are written with '?' placeholders.
+type txn struct {
+	q querier
+	d dialect
+}
+
+func (t *txn) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.q.ExecContext(ctx, t.d.rebind(query), args...)
+}
+
+func (t *txn) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.q.QueryContext(ctx, t.d.rebind(query), args...)
+}
+
+func (t *txn) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.q.QueryRowContext(ctx, t.d.rebind(query), args...)
+}
+
+// affected runs an exec and returns how many rows it changed.
+func (t *txn) affected(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := t.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// exists reports whether query returns a row.
+func (t *txn) exists(ctx context.Context, query string, args ...any) (bool, error) {
+	var one int
+	err := t.queryRow(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// rebind turns '?' placeholders into PostgreSQL's $1, $2, …. Queries hold no '?' elsewhere.
+func (d dialect) rebind(query string) string {
+	if d != postgresDialect || !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+// forUpdate is the clause that locks the rows a SELECT reads until the transaction ends. SQLite
+// needs none: its write transactions hold the database's write lock from BEGIN IMMEDIATE on.
+func (d dialect) forUpdate() string {
+	if d == postgresDialect {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// maxAttempts bounds how often a write transaction is retried after a deadlock or a
+// serialization failure (PostgreSQL) or a busy database (SQLite).
+const maxAttempts = 8
+
+// write runs fn in a write transaction and commits it; an error from fn rolls it back and is
+// returned as it is. On SQLite the transaction starts with BEGIN IMMEDIATE, so it holds the
+// write lock from its first read, and the Store's writers take turns. On PostgreSQL it is READ
+// COMMITTED: fn locks what it reads to change (SELECT … FOR UPDATE). A transaction that fails on
+// a deadlock or a busy database is run again, fn included.
+func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
+	for attempt := 1; ; attempt++ {
+		var err error
+		if s.d == sqliteDialect {
+			err = s.writeSQLite(ctx, fn)
+		} else {
+			err = s.writePostgres(ctx, fn)
+		}
+		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Store) writeSQLite(ctx context.Context, fn func(t *txn) error) (err error) {
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+			// The connection's state is unknown: do not let the pool hand it out again.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	if err := fn(&txn{q: conn, d: sqliteDialect}); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+func (s *Store) writePostgres(ctx context.Context, fn func(t *txn) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(&txn{q: tx, d: postgresDialect}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// read runs fn in a read-only transaction, so that its queries see one state of the database.
+func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
+	opts := &sql.TxOptions{}
+	if s.d == postgresDialect {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	for attempt := 1; ; attempt++ {
+		tx, err := s.db.BeginTx(ctx, opts)
+		if err != nil {
+			return err
+		}
+		err = fn(&txn{q: tx, d: s.d})
+		if err != nil {
+			tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports whether err means that running the transaction again may succeed.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01" // serialization_failure, deadlock_detected
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == sqlite3.SQLITE_BUSY || se.Code()&0xff == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// isUnique reports whether err is a violated unique or primary-key constraint.
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// isForeignKey reports whether err is a violated foreign key: what it refers to is gone.
+func isForeignKey(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23503"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	}
+	return false
+}
+
+// Instants are stored as Unix nanoseconds, NULL for the zero time, and read back in UTC.
+
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+// placeholders returns n '?' separated by commas.
+func placeholders(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
