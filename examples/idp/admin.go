@@ -30,7 +30,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return &cli.UsageError{Msg: fmt.Sprintf("%q is not a tenant id: "+
 			"use 1 to 63 of a-z, 0-9, '-' and '_', starting with a letter or a digit", pos[0])}
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !store.ValidTenantID(*tenant) {
 		return &cli.UsageError{Msg: fmt.Sprintf("--tenant %q is not a tenant id", *tenant)}
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func apikeyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !strings.HasPrefix(pos[0], "key_") {
 		return &cli.UsageError{Msg: fmt.Sprintf("%q is not an API key id: ids start with key_ (api_key_id= when the key was created)", pos[0])}
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -135,14 +135,14 @@ func revokeKey(ctx context.Context, keys store.APIKeys, id string, stdout io.Wri
 }
 
 // openAdminDB opens the store of an admin command, warning on stderr when it does not persist.
-func openAdminDB(db string, stderr io.Writer) (*database, error) {
-	d, err := openDB(db)
+func openAdminDB(ctx context.Context, db string, stderr io.Writer) (*database, error) {
+	d, err := openDB(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	if !d.persistent {
 		fmt.Fprintf(stderr, "idp: warning: -db %s is an empty store that lives only while this command runs; "+
-			"nothing it does is kept (sqlite:PATH and postgres://… are to come)\n", db)
+			"nothing it does is kept; use -db sqlite:PATH or postgres://…\n", db)
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,22 @@ import (
 
 	"github.com/visid/visid/examples/internal/cli"
 )
+
+// inMemory adds -db memory to args unless they name a store: the tests' admin commands work on
+// an empty store of their own, and never on the default file.
+func inMemory(args []string) []string {
+	if slices.Contains(args, "-db") {
+		return args
+	}
+	n := 1 // after the command, and its subcommand if it has one; first for the service
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		n = 0
+	} else if len(args) > 1 && (args[0] == "tenant" || args[0] == "apikey" || args[0] == "client") {
+		n = 2
+	}
+	n = min(n, len(args))
+	return slices.Concat(args[:n], []string{"-db", "memory"}, args[n:])
+}
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -97,8 +114,8 @@ func TestAdminCommands(t *testing.T) {
 		},
 		{
 			name:  "unsupported db",
-			args:  []string{"tenant", "create", "acme", "-db", "postgres://localhost/idp"},
-			err:   `the one store for now is "memory"`,
+			args:  []string{"tenant", "create", "acme", "-db", "mysql://localhost/idp"},
+			err:   `want sqlite:PATH, postgres://… or memory`,
 			usage: true,
 		},
 		{
@@ -110,7 +127,7 @@ func TestAdminCommands(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), tt.args, &stdout, &stderr)
+			err := run(t.Context(), inMemory(tt.args), &stdout, &stderr)
 			if tt.err == "" {
 				require.NoError(t, err)
 				assert.Regexp(t, tt.stdout, stdout.String())
@@ -133,7 +150,7 @@ func TestAdminCommands(t *testing.T) {
 
 func TestAPIKeyCreateIDMatchesSecret(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	require.NoError(t, run(t.Context(), []string{"apikey", "create", "--tenant", "acme"}, &stdout, &stderr))
+	require.NoError(t, run(t.Context(), inMemory([]string{"apikey", "create", "--tenant", "acme"}), &stdout, &stderr))
 	m := map[string]string{}
 	for line := range strings.Lines(stdout.String()) {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
@@ -146,7 +163,7 @@ func TestAPIKeyCreateIDMatchesSecret(t *testing.T) {
 // TestAdminOnOneStore runs what the subcommands do on one store that the service then serves,
 // as they will once -db names a persistent store.
 func TestAdminOnOneStore(t *testing.T) {
-	d, err := openDB("memory")
+	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	ctx := t.Context()
 	var out, warn bytes.Buffer
@@ -168,7 +185,7 @@ func TestAdminOnOneStore(t *testing.T) {
 
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "https://id.example.com", sec, discardLogger())
+	svc, err := newServices(d.Backend, "https://id.example.com", sec, limiters{}, discardLogger())
 	require.NoError(t, err)
 	srv := httptest.NewServer(svc.handler())
 	defer srv.Close()

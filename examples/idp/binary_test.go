@@ -39,6 +39,7 @@ func TestBinary(t *testing.T) {
 
 	t.Run("serve", func(t *testing.T) {
 		cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0")
+		cmd.Dir = t.TempDir() // the default store, sqlite:idp.db, goes there
 		cmd.Stderr = t.Output()
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)

@@ -56,7 +56,7 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkRedirectURIs("client create", uris); err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkTenantFlag("client list", *tenant); err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func clientRotateSecret(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err := checkClientArgs("rotate-secret", *tenant, pos); err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func clientDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkClientArgs("delete", *tenant, pos); err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func clientSetRedirectURIs(ctx context.Context, args []string, stdout, stderr io
 	if err := checkRedirectURIs("client set-redirect-uris", uris); err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}

@@ -132,8 +132,8 @@ func TestClientCommands(t *testing.T) {
 		},
 		{
 			name:  "list, unsupported db",
-			args:  []string{"client", "list", "--tenant", "acme", "-db", "sqlite:idp.db"},
-			err:   `the one store for now is "memory"`,
+			args:  []string{"client", "list", "--tenant", "acme", "-db", "mysql://localhost/idp"},
+			err:   `want sqlite:PATH, postgres://… or memory`,
 			usage: true,
 		},
 		{
@@ -217,7 +217,7 @@ func TestClientCommands(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), tt.args, &stdout, &stderr)
+			err := run(t.Context(), inMemory(tt.args), &stdout, &stderr)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
 			var ue *cli.UsageError
@@ -262,7 +262,7 @@ func TestRedirectURIFlag(t *testing.T) {
 // TestClientAdminOnOneStore runs what the client subcommands do, one after the other, on one
 // store, as they will once -db names a persistent store.
 func TestClientAdminOnOneStore(t *testing.T) {
-	d, err := openDB("memory")
+	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	ctx := t.Context()
 	var out bytes.Buffer

@@ -40,7 +40,7 @@ func enrollLink(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	d, err := openAdminDB(*db, stderr)
+	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}

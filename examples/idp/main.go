@@ -94,8 +94,10 @@ const usage = `Usage:
 Flags of the service:
   -addr HOST:PORT    the address to listen on (default 127.0.0.1:8080; port 0 picks a free port)
   -base-url URL      the URL clients reach the service at (default http:// and the address)
-  -db DB             the store: "memory" (sqlite:PATH and postgres://… are to come)
+  -db DB             the store: sqlite:PATH (default sqlite:idp.db), postgres://… or memory
   -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
+  -redis URL         redis://HOST:PORT/DB: share the SCIM rate limits (200 requests a minute per
+                     API key and tenant) with every instance that uses the same Redis
 
 --redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
 127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.

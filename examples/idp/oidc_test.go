@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/visid/visid/examples/internal/cli"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,7 +87,7 @@ func TestServeSecondFactor(t *testing.T) {
 
 func TestEnrollLink(t *testing.T) {
 	ctx := context.Background()
-	d, err := openDB("memory")
+	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	require.NoError(t, d.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
 	_, err = d.Users.Create(ctx, "acme", store.User{UserName: "ann", Active: true,
@@ -119,7 +122,7 @@ func TestEnrollLink(t *testing.T) {
 // own, and keeps the others.
 func TestSweep(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	d, err := openDB("memory")
+	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	require.NoError(t, d.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
 	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
@@ -142,4 +145,59 @@ func TestSweep(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound, "the expired code went")
 	_, err = d.Codes.Consume(t.Context(), [32]byte{2})
 	assert.NoError(t, err, "the unexpired code stays")
+}
+
+// TestServeRestart: on a SQLite file, the demo is made on the first start only; a later start
+// prints no secrets, and publishes the same signing key, so tokens stay verifiable.
+func TestServeRestart(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	jwks := func(s *service) string {
+		resp, err := http.Get(s.vars["issuer"][:strings.LastIndex(s.vars["issuer"], "/")] + "/jwks/demo")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return string(body)
+	}
+	first := startService(t, "-db", db)
+	require.Contains(t, first.vars, "client_secret")
+	keys := jwks(first)
+	require.NoError(t, first.stop(t))
+
+	second := startService(t, "-db", db)
+	assert.Equal(t, []string{"tenant", "scim_base_url", "issuer"}, keysOf(second.lines))
+	assert.Equal(t, keys, jwks(second), "the same signing key")
+	assert.Eventually(t, func() bool { return strings.Contains(second.hints.String(), "already exists") }, 5*time.Second, 10*time.Millisecond)
+}
+
+func keysOf(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, "=")
+	}
+	return out
+}
+
+// TestServeRedisLimits: with -redis, the SCIM API's 200 requests a minute per key are counted
+// in Redis.
+func TestServeRedisLimits(t *testing.T) {
+	addr := os.Getenv("VISID_TEST_REDIS_ADDR")
+	if addr == "" {
+		if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
+			t.Fatal("VISID_TEST_REDIS_ADDR is not set, and VISID_REQUIRE_SERVICES=1")
+		}
+		t.Skip("VISID_TEST_REDIS_ADDR is not set")
+	}
+	s := startService(t, "-db", "memory", "-redis", "redis://"+addr+"/0")
+	codes := map[int]int{}
+	for range 205 {
+		resp, _ := scimRequest(t, "GET", s.vars["scim_base_url"]+"/ServiceProviderConfig", s.vars["scim_api_key"], "")
+		codes[resp.StatusCode]++
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: 200, http.StatusTooManyRequests: 5}, codes)
+
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-db", "memory", "-redis", "http://nope"}, &stdout, &stderr)
+	var ue *cli.UsageError
+	assert.ErrorAs(t, err, &ue)
 }

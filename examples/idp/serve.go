@@ -31,6 +31,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address)")
 	db := fs.String("db", defaultDB, dbUsage)
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
+	redisFlag := fs.String("redis", "", "redis://… shares the SCIM rate limits with every instance through Redis")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -50,7 +51,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	d, err := openDB(*db)
+	d, err := openDB(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if base == "" {
 		base = httpserve.BaseURL(ln.Addr())
 	}
-	svc, err := newServices(d.Backend, base, sec, log)
+	var lim limiters
+	if *redisFlag != "" {
+		var closeRedis func() error
+		if lim, closeRedis, err = redisLimiters(*redisFlag, log); err != nil {
+			return err
+		}
+		defer closeRedis()
+	}
+	svc, err := newServices(d.Backend, base, sec, lim, log)
 	if err != nil {
 		return err
 	}

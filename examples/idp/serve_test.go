@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,8 +43,12 @@ func startService(t *testing.T, extra ...string) *service {
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}, vars: map[string]string{}}
+	args := []string{"-addr", "127.0.0.1:0"}
+	if !slices.Contains(extra, "-db") {
+		args = append(args, "-db", "sqlite:"+filepath.Join(t.TempDir(), "idp.db"))
+	}
 	go func() {
-		err := run(ctx, append([]string{"-addr", "127.0.0.1:0"}, extra...), pw, t.Output())
+		err := run(ctx, append(args, extra...), pw, t.Output())
 		pw.CloseWithError(fmt.Errorf("run returned %v", err))
 		s.done <- err
 	}()
@@ -184,7 +190,7 @@ func TestServeFlagErrors(t *testing.T) {
 		usage     bool     // a *cli.UsageError, exit status 2
 		mentioned []string // in the error
 	}{
-		{"db", []string{"-db", "sqlite:/tmp/idp.db"}, true, []string{`"memory"`, "sqlite:PATH", "postgres://"}},
+		{"db", []string{"-db", "mysql://localhost/idp"}, true, []string{"memory", "sqlite:PATH", "postgres://"}},
 		{"log level", []string{"-log-level", "verbose"}, true, []string{"debug, info, warn or error"}},
 		{"base url not absolute", []string{"-base-url", "id.example.com"}, true, []string{"-base-url"}},
 		{"base url with query", []string{"-base-url", "https://id.example.com/?x=1"}, true, []string{"-base-url"}},
@@ -194,7 +200,7 @@ func TestServeFlagErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), tt.args, &stdout, &stderr)
+			err := run(t.Context(), inMemory(tt.args), &stdout, &stderr)
 			require.Error(t, err)
 			var ue *cli.UsageError
 			assert.Equal(t, tt.usage, errors.As(err, &ue), "%v", err)
@@ -208,12 +214,12 @@ func TestServeFlagErrors(t *testing.T) {
 
 func TestEnsureDemo(t *testing.T) {
 	ctx := t.Context()
-	d, err := openDB("memory")
+	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	log := discardLogger()
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, log)
+	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, log)
 	require.NoError(t, err)
 
 	dm, err := ensureDemo(ctx, d.Backend, svc, log)

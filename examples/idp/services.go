@@ -9,9 +9,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/ratelimit"
+	"github.com/visid/visid/ratelimit/redislimit"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
@@ -69,6 +75,36 @@ func randomKEK() []byte {
 	return k
 }
 
+// limiters are the SCIM API's rate limiters; nil ones are the API's in-memory defaults.
+type limiters struct {
+	keys, addrs ratelimit.Limiter
+}
+
+// redisLimiters are the SCIM API's limiters on the Redis at url, shared by every instance that
+// uses it; close closes the client.
+func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() error, err error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return limiters{}, nil, &cli.UsageError{Msg: fmt.Sprintf("-redis %q: %v", url, err)}
+	}
+	// Short timeouts and few retries: when Redis is away, the limiters fall back to memory
+	// instead of holding requests up.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	opts.DialerRetries, opts.MaxRetries = 1, 1
+	rdb := redis.NewClient(opts)
+	lim.keys, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:key:",
+		Rate: ratelimit.Rate{Limit: scimsvc.DefaultRequestsPerMinute, Period: time.Minute}})
+	if err == nil {
+		lim.addrs, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:addr:",
+			Rate: ratelimit.Rate{Limit: scimsvc.DefaultFailuresPerMinute, Period: time.Minute}})
+	}
+	if err != nil {
+		rdb.Close()
+		return limiters{}, nil, err
+	}
+	return lim, rdb.Close, nil
+}
+
 // services are the HTTP APIs of the identity service over one store.
 type services struct {
 	scim    http.Handler
@@ -80,14 +116,16 @@ type services struct {
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
 // trailing slash.
-func newServices(backend store.Backend, baseURL string, sec *secrets, log *slog.Logger) (*services, error) {
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, log *slog.Logger) (*services, error) {
 	scim, err := scimsvc.New(scimsvc.Config{
-		Tenants: backend.Tenants,
-		Users:   backend.Users,
-		Groups:  backend.Groups,
-		APIKeys: backend.APIKeys,
-		BaseURL: baseURL + scimPrefix,
-		Logger:  log,
+		Tenants:        backend.Tenants,
+		Users:          backend.Users,
+		Groups:         backend.Groups,
+		APIKeys:        backend.APIKeys,
+		BaseURL:        baseURL + scimPrefix,
+		RateLimiter:    lim.keys,
+		AddressLimiter: lim.addrs,
+		Logger:         log,
 	})
 	if err != nil {
 		return nil, err
