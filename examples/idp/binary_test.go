@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,20 +19,7 @@ import (
 // TestBinary builds the program and runs it as a user would: it reads the key=value lines,
 // makes a SCIM request with them, and stops the service with SIGINT.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("needs SIGINT")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command in PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "idp")
-	build := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildIDP(t)
 
 	t.Run("serve", func(t *testing.T) {
 		cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0")
@@ -45,17 +29,9 @@ func TestBinary(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
 
-		vars := map[string]string{}
 		r := bufio.NewReader(stdout)
-		for {
-			line, err := r.ReadString('\n')
-			require.NoError(t, err, "reading the service's stdout")
-			if line == "\n" {
-				break
-			}
-			k, v, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "=")
-			vars[k] = v
-		}
+		_, vars, err := readVars(r)
+		require.NoError(t, err)
 		drained := make(chan struct{})
 		go func() { // the service must never block on stdout
 			_, _ = io.Copy(io.Discard, r)

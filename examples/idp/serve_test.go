@@ -42,7 +42,7 @@ func startService(t *testing.T, extra ...string) *service {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}, vars: map[string]string{}}
+	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}}
 	args := []string{"-addr", "127.0.0.1:0"}
 	if !slices.Contains(extra, "-db") {
 		args = append(args, "-db", "sqlite:"+filepath.Join(t.TempDir(), "idp.db"))
@@ -57,18 +57,9 @@ func startService(t *testing.T, extra ...string) *service {
 		<-s.done
 	})
 	r := bufio.NewReader(pr)
-	for {
-		line, err := r.ReadString('\n')
-		require.NoError(t, err, "reading the service's stdout")
-		line = strings.TrimSuffix(line, "\n")
-		if line == "" {
-			break
-		}
-		k, v, ok := strings.Cut(line, "=")
-		require.True(t, ok, "not a key=value line: %q", line)
-		s.lines = append(s.lines, line)
-		s.vars[k] = v
-	}
+	var err error
+	s.lines, s.vars, err = readVars(r)
+	require.NoError(t, err)
 	go func() { _, _ = io.Copy(s.hints, r) }() // the service must never block on stdout
 	return s
 }
