@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -182,13 +181,7 @@ func keysOf(lines []string) []string {
 // TestServeRedisLimits: with -redis, the SCIM API's 200 requests a minute per key are counted
 // in Redis.
 func TestServeRedisLimits(t *testing.T) {
-	addr := os.Getenv("VISID_TEST_REDIS_ADDR")
-	if addr == "" {
-		if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
-			t.Fatal("VISID_TEST_REDIS_ADDR is not set, and VISID_REQUIRE_SERVICES=1")
-		}
-		t.Skip("VISID_TEST_REDIS_ADDR is not set")
-	}
+	addr := serviceEnv(t, "VISID_TEST_REDIS_ADDR")
 	s := startService(t, "-db", "memory", "-redis", "redis://"+addr+"/0")
 	start, ok := time.Now(), 0
 	for ok <= 2*scimsvc.DefaultRequestsPerMinute {

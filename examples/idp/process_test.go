@@ -108,9 +108,10 @@ func startProcess(t *testing.T, bin, dir string, env []string, args ...string) *
 	case <-time.After(time.Minute):
 		t.Fatalf("the service printed nothing in a minute; log:\n%s", p.stderr)
 	}
-	m := listeningRE.FindStringSubmatch(p.stderr.String())
-	require.NotNil(t, m, "no listening line in the log:\n%s", p.stderr)
-	p.addr = m[1]
+	// The log line comes before the key=value lines, but through another pipe.
+	require.Eventually(t, func() bool { return listeningRE.MatchString(p.stderr.String()) }, 10*time.Second,
+		10*time.Millisecond, "no listening line in the log:\n%s", p.stderr)
+	p.addr = listeningRE.FindStringSubmatch(p.stderr.String())[1]
 	return p
 }
 

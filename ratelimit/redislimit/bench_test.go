@@ -107,3 +107,15 @@ func BenchmarkRedisGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRedisPing is a bare PING round trip on the same client settings: the floor that
+// BenchmarkRedisAllow is quoted against.
+func BenchmarkRedisPing(b *testing.B) {
+	c := newClient(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if err := c.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
