@@ -76,6 +76,6 @@
 // UseFallback (the default) asks Config.Fallback, by default an in-memory limiter of the same
 // Rate, so each instance limits on its own; FailOpen allows; FailClosed denies. The Limiter
 // then decides without Redis for a second before trying it again, and logs the failure at most
-// once a minute. It needs Redis 3.2 or later (Lua scripting with effects replication), or
+// once a minute. It needs Redis 5 or later (scripts replicated by their effects), or
 // Valkey; it is tested on Redis 7.
 package redislimit

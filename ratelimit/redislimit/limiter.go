@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -17,9 +18,9 @@ import (
 const DefaultPrefix = "visid:rl:"
 
 // MaxTolerance is the longest Burst × Period / Limit (the time a drained quota takes to refill
-// whole) a Limiter accepts: the script computes in nanoseconds on Lua's float64 numbers, exact
-// up to 2⁵², about 52 days.
-const MaxTolerance = time.Duration(1 << 52)
+// whole) a Limiter accepts, 2⁴² µs (about 51 days): far within what the script's float64
+// arithmetic on microseconds keeps exact.
+const MaxTolerance = (1 << 42) * time.Microsecond
 
 // Config configures New. Client and Rate are required; every other field has the default its
 // comment gives.
@@ -60,8 +61,9 @@ type Config struct {
 // implements GCRA, the token bucket of ratelimit.Rate kept as one timestamp per key, the key's
 // theoretical arrival time (TAT): the time at which its quota will be whole again. A key's
 // Redis key expires at that time, so keys in Redis are only those whose quota is not whole.
-// Decisions match a ratelimit.Memory's of the same Rate (the interval between two requests is
-// rounded up to a whole nanosecond).
+// Decisions match a ratelimit.Memory's of the same Rate, to the microsecond: the interval
+// between two requests is rounded up to a whole microsecond, and Redis's clock has no finer
+// unit.
 //
 // When Redis fails (unreachable, timing out, replying with an error), Config.Policy decides,
 // and the Limiter leaves Redis alone for a second before trying it again: only the calls made
@@ -73,8 +75,9 @@ type Limiter struct {
 	prefix    string
 	limit     int
 	burst     int
-	interval  int64 // Period / Limit, ns, rounded up: the time to regain one request
-	tolerance int64 // burst × interval, ns: the time to regain a whole quota
+	interval  int64    // Period / Limit, µs, rounded up: the time to regain one request
+	tolerance int64    // burst × interval, µs: the time to regain a whole quota
+	args      [2][]any // the script's ARGV for a Peek and for an Allow
 
 	policy   Policy
 	fallback ratelimit.Limiter
@@ -117,12 +120,15 @@ func New(cfg Config) (*Limiter, error) {
 	if burst == 0 {
 		burst = cfg.Rate.Limit
 	}
-	period, limit := int64(cfg.Rate.Period), int64(cfg.Rate.Limit)
+	period, limit := int64(cfg.Rate.Period/time.Microsecond), int64(cfg.Rate.Limit)
+	if cfg.Rate.Period%time.Microsecond != 0 {
+		period++
+	}
 	interval := period / limit
 	if period%limit != 0 {
 		interval++
 	}
-	if interval > int64(MaxTolerance)/int64(burst) {
+	if interval > int64(MaxTolerance/time.Microsecond)/int64(burst) {
 		return nil, fmt.Errorf("%w: Burst × Period / Limit exceeds redislimit.MaxTolerance (%v)", ratelimit.ErrInvalidRate, MaxTolerance)
 	}
 	l := &Limiter{
@@ -137,6 +143,9 @@ func New(cfg Config) (*Limiter, error) {
 		fallback:  cfg.Fallback,
 		logger:    cfg.Logger,
 		epoch:     time.Now(),
+	}
+	for take := range 2 {
+		l.args[take] = []any{strconv.FormatInt(l.interval, 10), strconv.FormatInt(l.tolerance, 10), strconv.Itoa(take)}
 	}
 	if l.prefix == "" {
 		l.prefix = DefaultPrefix
@@ -197,24 +206,29 @@ func (l *Limiter) decide(ctx context.Context, key string, take bool) (ratelimit.
 
 // run runs the script: one atomic decision in Redis.
 func (l *Limiter) run(ctx context.Context, key string, take bool) (ratelimit.Decision, error) {
-	flag := 0
+	args := l.args[0]
 	if take {
-		flag = 1
+		args = l.args[1]
 	}
-	r, err := l.script.Run(ctx, l.client, []string{l.prefix + key}, l.interval, l.tolerance, flag).Int64Slice()
+	r, err := l.script.Run(ctx, l.client, []string{l.prefix + key}, args...).Int64()
 	if err != nil {
 		return ratelimit.Decision{}, err
 	}
-	if len(r) != 4 {
-		return ratelimit.Decision{}, fmt.Errorf("redislimit: the script returned %d values, want 4", len(r))
+	return l.decision(r), nil
+}
+
+// decision returns the Decision of the script's result r: ahead (µs) after an allowed
+// request, -1 - ahead after a denied one.
+func (l *Limiter) decision(r int64) ratelimit.Decision {
+	d := ratelimit.Decision{Allowed: r >= 0, Limit: l.limit}
+	ahead := r
+	if !d.Allowed {
+		ahead = -1 - r
+		d.RetryAfter = time.Duration(ahead+l.interval-l.tolerance) * time.Microsecond
 	}
-	return ratelimit.Decision{
-		Allowed:    r[0] == 1,
-		Limit:      l.limit,
-		Remaining:  int(r[1]),
-		RetryAfter: time.Duration(r[2]),
-		Reset:      time.Duration(r[3]),
-	}, nil
+	d.Remaining = int((l.tolerance - ahead) / l.interval)
+	d.Reset = time.Duration(ahead) * time.Microsecond
+	return d
 }
 
 // since returns the time since l was made, on the monotonic clock.

@@ -49,8 +49,8 @@ func (l *Limiter) withoutRedis(ctx context.Context, key string, take bool, err e
 	case FailClosed:
 		return ratelimit.Decision{
 			Limit:      l.limit,
-			RetryAfter: time.Duration(l.interval),
-			Reset:      time.Duration(l.tolerance),
+			RetryAfter: time.Duration(l.interval) * time.Microsecond,
+			Reset:      time.Duration(l.tolerance) * time.Microsecond,
 		}, nil
 	}
 	if take {

@@ -267,3 +267,29 @@ func TestRecovery(t *testing.T) {
 	assert.Equal(t, "redis reachable again", recs[1]["msg"])
 	assert.EqualValues(t, 2, recs[1]["decisions"], "decisions without Redis since the outage was logged")
 }
+
+// A key whose Redis value is not a timestamp (written by something else under the prefix) is
+// a failure of Redis: the Policy decides, the record says why, and the value is left alone.
+func TestForeignValue(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := newClient(t)
+	prefix := newPrefix(t, c)
+	require.NoError(t, c.Set(ctx, prefix+"k", "not a time", time.Minute).Err())
+	var logs logRecords
+	l, err := redislimit.New(redislimit.Config{
+		Client: c, Rate: ratelimit.Rate{Limit: 3, Period: time.Hour}, Prefix: prefix,
+		Policy: redislimit.FailClosed, Logger: logs.logger(),
+	})
+	require.NoError(t, err)
+	d, err := l.Allow(ctx, "k")
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "Allow of a key holding a foreign value, under FailClosed")
+	recs := logs.all(t)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "redis unreachable; denying every request", recs[0]["msg"])
+	assert.Contains(t, recs[0]["err"], "holds no timestamp")
+	v, err := c.Get(ctx, prefix+"k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "not a time", v)
+}
