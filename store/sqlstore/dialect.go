@@ -38,6 +38,7 @@ const (
 //	)
 //	INDEX attrs_lookup ON attrs(tenant, kind, attr, sub, sf)   -- userName, emails.value, members.value …
 //	INDEX attrs_exact  ON attrs(tenant, kind, attr, sub, s)    -- externalId, id …
+//	  WHERE s IS NOT NULL AND sf IS NULL                      --   caseExact strings only
 //
 // A complex multi-valued attribute's element i has one row per present sub-attribute with
 // idx = i, and also one row with sub = '' (all value columns NULL) marking that the element

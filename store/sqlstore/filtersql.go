@@ -12,7 +12,8 @@ package sqlstore
 //     Absent values have no row, so only "eq null" holds for them. The keys come first and the
 //     compared column last, so `userName eq "x"` and `emails.value eq "x"` are lookups in
 //     attrs_lookup (tenant, kind, attr, sub, sf) and `externalId eq "x"`, `members.value eq
-//     "x"` in attrs_exact (tenant, kind, attr, sub, s).
+//     "x"` in attrs_exact (tenant, kind, attr, sub, s), a partial index of the rows of
+//     caseExact strings (s IS NOT NULL AND sf IS NULL), a condition such comparisons repeat.
 //   - "pr" and "ne null" are EXISTS a row with a value; "eq null" is NOT EXISTS. For a complex
 //     attribute itself (`emails pr`), the row is the one with sub '' and a non-NULL value.
 //   - A value path `emails[f]` is EXISTS an element marker row m of emails with f holding at
@@ -251,10 +252,15 @@ func validOp(op filter.Op) bool {
 }
 
 // stringHolds writes the comparison of row a's string (sf, or s when exact) with want, by bytes.
+// A comparison on s starts with "s IS NOT NULL AND sf IS NULL", which the rows of a caseExact
+// attribute's strings all satisfy, so that the partial index attrs_exact, which holds those rows
+// only, serves it.
 func (w *filterSQL) stringHolds(op filter.Op, a string, exact bool, want string) {
 	col := a + ".sf"
 	if exact {
 		col = a + ".s"
+		fmt.Fprintf(&w.b, "(%[1]s.s IS NOT NULL AND %[1]s.sf IS NULL AND ", a)
+		defer w.b.WriteByte(')')
 	}
 	if want == "" && (op == filter.Co || op == filter.Sw || op == filter.Ew) {
 		w.b.WriteString(col + " IS NOT NULL")

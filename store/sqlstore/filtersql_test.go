@@ -61,7 +61,7 @@ func ftSQLite(t *testing.T) *ftDB {
 			idx INTEGER NOT NULL, s TEXT, sf TEXT, n REAL, b INTEGER, t INTEGER,
 			PRIMARY KEY (tenant, kind, rid, attr, sub, idx)) WITHOUT ROWID`,
 		`CREATE INDEX attrs_lookup ON attrs (tenant, kind, attr, sub, sf)`,
-		`CREATE INDEX attrs_exact ON attrs (tenant, kind, attr, sub, s)`,
+		`CREATE INDEX attrs_exact ON attrs (tenant, kind, attr, sub, s) WHERE s IS NOT NULL AND sf IS NULL`,
 	} {
 		_, err := db.Exec(s)
 		require.NoError(t, err)
@@ -120,7 +120,7 @@ func ftPostgres(t *testing.T) *ftDB {
 			idx BIGINT NOT NULL, s TEXT` + collate + `, sf TEXT` + collate + `, n DOUBLE PRECISION, b BOOLEAN, t BIGINT,
 			PRIMARY KEY (tenant, kind, rid, attr, sub, idx))`,
 		`CREATE INDEX attrs_lookup ON attrs (tenant, kind, attr, sub, sf)`,
-		`CREATE INDEX attrs_exact ON attrs (tenant, kind, attr, sub, s)`,
+		`CREATE INDEX attrs_exact ON attrs (tenant, kind, attr, sub, s) WHERE s IS NOT NULL AND sf IS NULL`,
 	} {
 		_, err := db.ExecContext(ctx, s)
 		require.NoError(t, err)

@@ -92,14 +92,15 @@ func candidates(kind resourceKind, tenant string, e filter.Expr) (string, []any,
 		case def.Type != schema.String && def.Type != schema.Reference && def.Type != schema.Binary:
 			return "", nil, false
 		}
-		col, sub := "sf", ""
+		cond := "c.sf = ?"
 		if def.CaseExact {
-			col = "s"
+			cond = "c.s = ? AND c.sf IS NULL" // attrs_exact's condition
 		}
+		sub := ""
 		if e.Sub != nil {
 			sub = e.Sub.Name
 		}
-		return `SELECT c.rid AS rid FROM attrs c WHERE c.tenant = ? AND c.kind = ? AND c.attr = ? AND c.sub = ? AND c.` + col + ` = ?`,
+		return `SELECT c.rid AS rid FROM attrs c WHERE c.tenant = ? AND c.kind = ? AND c.attr = ? AND c.sub = ? AND ` + cond,
 			[]any{tenant, string(kind), e.Attr.Path(), sub, e.Key()}, true
 	case *filter.ValuePath:
 		return candidates(kind, tenant, e.Filter)

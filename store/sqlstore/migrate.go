@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -18,6 +19,9 @@ import (
 //
 //go:embed migrations
 var migrations embed.FS
+
+// ErrSchemaTooNew is returned by Migrate for a database migrated by a newer version of visid.
+var ErrSchemaTooNew = errors.New("sqlstore: the database's schema is newer than this version of visid")
 
 // migration is one version of the schema.
 type migration struct {
@@ -57,6 +61,10 @@ func migrationsOf(d dialect) ([]migration, error) {
 // migration the schema_migrations table does not list. It is safe to run from several instances
 // at once: PostgreSQL takes a transaction-scoped advisory lock (one per schema), SQLite the
 // database's write lock (BEGIN IMMEDIATE); whoever comes second finds the work done.
+//
+// A database that a newer visid has migrated (it lists a version this one does not know) is
+// left as it is, and Migrate returns an error wrapping ErrSchemaTooNew: this binary would
+// write without knowing of the newer schema's rules.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := migrationsOf(s.d)
 	if err != nil {
@@ -93,6 +101,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		known := ms[len(ms)-1].version
+		for v := range applied {
+			if v > known {
+				return fmt.Errorf("%w: the database has version %d, this binary knows up to %d", ErrSchemaTooNew, v, known)
+			}
 		}
 		for _, m := range ms {
 			if applied[m.version] {

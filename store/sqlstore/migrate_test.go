@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 )
 
 // latestVersion is the number of the newest migration file.
-const latestVersion = 1
+const latestVersion = 2
 
 // eachDialect runs fn on SQLite and, when VISID_TEST_POSTGRES_DSN is set, on PostgreSQL, with
 // a DSN naming an empty database (a new file, a new schema).
@@ -96,5 +97,23 @@ func TestMigrateConcurrent(t *testing.T) {
 		require.NoError(t, stores[1].Tenants().Create(ctx, store.Tenant{ID: "acme"}))
 		_, err := stores[n-1].Tenants().Get(ctx, "acme")
 		require.NoError(t, err)
+	})
+}
+
+// A database a newer visid migrated makes Migrate fail with ErrSchemaTooNew, and stay as it
+// is.
+func TestMigrateSchemaTooNew(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		_, err := s.DB().ExecContext(ctx, fmt.Sprintf(
+			`INSERT INTO schema_migrations (version, name, applied) VALUES (%d, 'from_the_future.sql', 1)`, latestVersion+1))
+		require.NoError(t, err)
+		err = s.Migrate(ctx)
+		require.ErrorIs(t, err, sqlstore.ErrSchemaTooNew)
+		assert.Contains(t, err.Error(), fmt.Sprintf("version %d", latestVersion+1))
+		assert.Equal(t, latestVersion+1, migrationRows(t, s))
 	})
 }
