@@ -53,6 +53,45 @@ func (a *attrInserter) flush(ctx context.Context) error {
 	return err
 }
 
+// insertAttrs writes rows, the attrs rows of a resource that has none yet (one just created).
+func (t *txn) insertAttrs(ctx context.Context, tenant string, kind resourceKind, rid string, rows []attrRow) error {
+	ins := attrInserter{t: t}
+	for i := range rows {
+		if err := ins.add(ctx, tenant, kind, rid, &rows[i]); err != nil {
+			return err
+		}
+	}
+	return ins.flush(ctx)
+}
+
+// attrColumns returns rows column by column, as the arrays of PostgreSQL's unnest takes them:
+// attr, sub, idx, s, sf, n, b and t, with nil for NULL.
+func attrColumns(rows []attrRow) []any {
+	attr, sub, idx := make([]string, len(rows)), make([]string, len(rows)), make([]int64, len(rows))
+	s, sf := make([]*string, len(rows)), make([]*string, len(rows))
+	n, b, t := make([]*float64, len(rows)), make([]*bool, len(rows)), make([]*int64, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		attr[i], sub[i], idx[i] = r.Attr, r.Sub, int64(r.Idx)
+		if r.S.Valid {
+			s[i] = &r.S.String
+		}
+		if r.SF.Valid {
+			sf[i] = &r.SF.String
+		}
+		if r.N.Valid {
+			n[i] = &r.N.Float64
+		}
+		if r.B.Valid {
+			b[i] = &r.B.Bool
+		}
+		if r.T.Valid {
+			t[i] = &r.T.Int64
+		}
+	}
+	return []any{attr, sub, idx, s, sf, n, b, t}
+}
+
 // attrKey identifies a row of one resource.
 type attrKey struct {
 	attr, sub string

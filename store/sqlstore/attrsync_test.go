@@ -22,33 +22,7 @@ import (
 func TestAttrsInSync(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stores := map[string]func(t *testing.T) *Store{
-		"SQLite": func(t *testing.T) *Store {
-			s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"Postgres": func(t *testing.T) *Store {
-			dsn := os.Getenv("VISID_TEST_POSTGRES_DSN")
-			if dsn == "" {
-				if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
-					t.Fatal("VISID_TEST_POSTGRES_DSN is not set and VISID_REQUIRE_SERVICES=1")
-				}
-				t.Skip("VISID_TEST_POSTGRES_DSN is not set")
-			}
-			var r [6]byte
-			rand.Read(r[:])
-			schema := fmt.Sprintf("t_attrs_%x", r)
-			s := openBench(t, postgresDialect, dsn, schema, true)
-			t.Cleanup(func() {
-				s.db.Exec("DROP SCHEMA " + schema + " CASCADE")
-				s.Close()
-			})
-			return s
-		},
-	}
-	for name, open := range stores {
+	for name, open := range testStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := open(t)
@@ -146,6 +120,39 @@ func TestAttrsInSync(t *testing.T) {
 				checkAttrs(t, s, "after: "+step.name)
 			}
 		})
+	}
+}
+
+// testStores returns, by dialect name, functions that open a Store over a new empty database,
+// not migrated, closed (and dropped) when the test ends. PostgreSQL skips t without
+// VISID_TEST_POSTGRES_DSN, or fails it when VISID_REQUIRE_SERVICES=1.
+func testStores() map[string]func(t *testing.T) *Store {
+	ctx := context.Background()
+	return map[string]func(t *testing.T) *Store{
+		"SQLite": func(t *testing.T) *Store {
+			s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"Postgres": func(t *testing.T) *Store {
+			dsn := os.Getenv("VISID_TEST_POSTGRES_DSN")
+			if dsn == "" {
+				if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
+					t.Fatal("VISID_TEST_POSTGRES_DSN is not set and VISID_REQUIRE_SERVICES=1")
+				}
+				t.Skip("VISID_TEST_POSTGRES_DSN is not set")
+			}
+			var r [6]byte
+			rand.Read(r[:])
+			schema := fmt.Sprintf("t_attrs_%x", r)
+			s := openBench(t, postgresDialect, dsn, schema, true)
+			t.Cleanup(func() {
+				s.db.Exec("DROP SCHEMA " + schema + " CASCADE")
+				s.Close()
+			})
+			return s
+		},
 	}
 }
 

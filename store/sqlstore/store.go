@@ -129,7 +129,7 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		memory := path == ":memory:" || strings.Contains(path, "mode=memory")
+		memory := InMemory(dsn)
 		params := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 		if !memory {
 			params += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
@@ -169,6 +169,14 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s.own = true
 	return s, nil
+}
+
+// InMemory reports whether dsn names a SQLite in-memory database ("sqlite::memory:", or a
+// mode=memory parameter): one that Open keeps on one connection and that lives only as long as
+// the Store.
+func InMemory(dsn string) bool {
+	path, ok := strings.CutPrefix(dsn, "sqlite:")
+	return ok && (path == ":memory:" || strings.Contains(path, "mode=memory"))
 }
 
 // Close closes the database if Open opened it; a Store made by New leaves its DB open.

@@ -14,7 +14,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// querier is what *sql.Tx and *sql.Conn have in common.
+// querier is what *sql.Tx, *sql.Conn and *sql.DB have in common.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -97,13 +97,27 @@ const maxAttempts = 8
 // COMMITTED: fn locks what it reads to change (SELECT … FOR UPDATE). A transaction that fails on
 // a deadlock or a busy database is run again, fn included.
 func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
-	for attempt := 1; ; attempt++ {
-		var err error
+	return retryWrite(ctx, func() error {
 		if s.d == sqliteDialect {
-			err = s.writeSQLite(ctx, fn)
-		} else {
-			err = s.writePostgres(ctx, fn)
+			return s.writeSQLite(ctx, fn)
 		}
+		return s.writePostgres(ctx, fn)
+	})
+}
+
+// writeStatement runs fn, whose first statement makes the whole write, outside an explicit
+// transaction: the statement is a transaction of its own, which on PostgreSQL saves the round
+// trips of BEGIN and COMMIT. What fn runs after that statement (to tell why it failed, say)
+// runs in transactions of its own, so fn must change nothing after its first statement. It is
+// run again after a deadlock or a busy database, as write's transactions are.
+func (s *Store) writeStatement(ctx context.Context, fn func(t *txn) error) error {
+	return retryWrite(ctx, func() error { return fn(&txn{q: s.db, d: s.d}) })
+}
+
+// retryWrite runs write, and again after a retryable error, up to maxAttempts times.
+func retryWrite(ctx context.Context, write func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := write()
 		if err == nil || attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -209,6 +223,15 @@ func isUnique(err error) bool {
 		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 	}
 	return false
+}
+
+// violatedTable returns the table of the constraint a PostgreSQL error names, or "".
+func violatedTable(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.TableName
+	}
+	return ""
 }
 
 // isForeignKey reports whether err is a violated foreign key: what it refers to is gone.

@@ -18,7 +18,10 @@ type Users struct{ s *Store }
 
 var _ store.Users = (*Users)(nil)
 
-// Create implements store.Users.
+// Create implements store.Users. The user's row and its attrs rows are written by two
+// statements in a transaction on SQLite, and by one statement on PostgreSQL (createPostgres).
+// The tenant's existence is a condition of the row's INSERT, and the uniqueness of the id and
+// the userName the table's unique constraints: no query comes before the writes.
 func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*store.User, error) {
 	if u.UserName == "" {
 		return nil, fmt.Errorf("user without userName: %w", store.ErrInvalid)
@@ -30,34 +33,71 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	if err != nil {
 		return nil, err
 	}
-	var out *store.User
-	err = us.s.write(ctx, func(tx *txn) error {
-		if err := tx.lockTenant(ctx, tenant); err != nil {
-			return err
-		}
-		n, err := tx.affected(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			tenant, u.ID, u.UserName, schema.Fold(u.UserName), u.ExternalID, doc)
-		switch {
-		case isForeignKey(err):
-			return fmt.Errorf("tenant %q: %w", tenant, store.ErrNotFound)
-		case err != nil:
-			return err
-		case n == 0:
-			if dup, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, tenant, u.ID); err != nil || dup {
-				return cmp.Or(err, fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict))
+	out, err := decodeUser(doc)
+	if err != nil {
+		return nil, err
+	}
+	rows := attrRows(kindUser, out)
+	fold := schema.Fold(u.UserName)
+	if us.s.d == postgresDialect {
+		err = us.s.writeStatement(ctx, func(tx *txn) error {
+			return tx.createPostgres(ctx, tenant, &u, fold, doc, rows)
+		})
+	} else {
+		err = us.s.write(ctx, func(tx *txn) error {
+			n, err := tx.affected(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
+				SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?)`,
+				tenant, u.ID, u.UserName, fold, u.ExternalID, doc, tenant)
+			if err := tx.createFailed(ctx, tenant, &u, n, err); err != nil {
+				return err
 			}
-			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
-		}
-		if out, err = decodeUser(doc); err != nil {
-			return err
-		}
-		return tx.putAttrs(ctx, tenant, kindUser, u.ID, attrRows(kindUser, out))
-	})
+			return tx.insertAttrs(ctx, tenant, kindUser, u.ID, rows)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// createPostgres writes user u (userName folded to fold, stored as doc) and its attrs rows in
+// one statement, which takes the lock of lockTenant first. The attrs rows go as arrays, one a
+// column, so that the statement is the same for every user and pgx prepares it once a
+// connection. It is PostgreSQL's own SQL, with $n placeholders (one for several uses).
+func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, fold, doc string, rows []attrRow) error {
+	var n int64
+	err := t.queryRow(ctx, `WITH tenant_lock AS (
+			SELECT pg_advisory_xact_lock(1449745669, hashtext(current_schema() || '/' || $1::text))
+		), u AS (
+			INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
+			SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text FROM tenant_lock
+			WHERE EXISTS (SELECT 1 FROM tenants WHERE id = $1::text)
+			RETURNING tenant, id
+		), a AS (
+			INSERT INTO attrs (tenant, kind, rid, attr, sub, idx, s, sf, n, b, t)
+			SELECT u.tenant, 'u', u.id, a.attr, a.sub, a.idx, a.s, a.sf, a.n, a.b, a.t
+			FROM u, unnest($7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::float8[], $13::bool[], $14::bigint[])
+				AS a (attr, sub, idx, s, sf, n, b, t)
+		)
+		SELECT count(*) FROM u`,
+		append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, attrColumns(rows)...)...).Scan(&n)
+	return t.createFailed(ctx, tenant, u, n, err)
+}
+
+// createFailed returns the error of Create for the INSERT of user u that gave err and wrote n
+// rows: ErrNotFound for a missing tenant (n is 0), ErrConflict for a taken id or userName.
+func (t *txn) createFailed(ctx context.Context, tenant string, u *store.User, n int64, err error) error {
+	switch {
+	case isForeignKey(err), err == nil && n == 0:
+		return fmt.Errorf("tenant %q: %w", tenant, store.ErrNotFound)
+	case !isUnique(err) || violatedTable(err) == "attrs":
+		return err
+	}
+	// Which one: after the failed INSERT on SQLite, in a transaction of its own on PostgreSQL.
+	if dup, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, tenant, u.ID); err != nil || dup {
+		return cmp.Or(err, fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict))
+	}
+	return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 }
 
 // Get implements store.Users.
