@@ -43,6 +43,8 @@ type database struct {
 //     key-encryption key;
 //   - "sqlite:PATH": the SQLite file PATH, created if missing; the key-encryption key comes from
 //     $VISID_KEY_ENCRYPTION_KEY, or else from the file PATH.key, made on first use (mode 0600);
+//   - "sqlite::memory:": an empty SQLite database that lives as long as the process, with a
+//     random key-encryption key (no key file);
 //   - "postgres://…": PostgreSQL; the key-encryption key must be in $VISID_KEY_ENCRYPTION_KEY.
 func openDB(ctx context.Context, db string) (*database, error) {
 	switch {
@@ -52,9 +54,13 @@ func openDB(ctx context.Context, db string) (*database, error) {
 	default:
 		return nil, &cli.UsageError{Msg: fmt.Sprintf(`-db %q: want sqlite:PATH, postgres://… or memory`, db)}
 	}
-	kek, err := loadKEK(db)
-	if err != nil {
-		return nil, err
+	memory := sqlstore.InMemory(db)
+	kek := randomKEK()
+	if !memory {
+		var err error
+		if kek, err = loadKEK(db); err != nil {
+			return nil, err
+		}
 	}
 	s, err := sqlstore.Config{KeyEncryptionKey: kek}.Open(ctx, db)
 	if err != nil {
@@ -64,7 +70,7 @@ func openDB(ctx context.Context, db string) (*database, error) {
 		s.Close()
 		return nil, err
 	}
-	return &database{Backend: s.Backend(), persistent: true, kek: kek, close: s.Close}, nil
+	return &database{Backend: s.Backend(), persistent: !memory, kek: kek, close: s.Close}, nil
 }
 
 // loadKEK finds the key-encryption key of the store db names.

@@ -275,3 +275,22 @@ func TestShellQuote(t *testing.T) {
 		assert.Equal(t, want, shellQuote(in), "%q", in)
 	}
 }
+
+// -db sqlite::memory: is a SQLite database that lives as long as the process: it is not
+// persistent (the start says so) and leaves no file behind, no key file either.
+func TestOpenDBSQLiteMemory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv(kekEnv, "")
+	d, err := openDB(t.Context(), "sqlite::memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { d.close() })
+	assert.False(t, d.persistent)
+	assert.Len(t, d.kek, 32)
+	require.NoError(t, d.Tenants.Create(t.Context(), store.Tenant{ID: "acme"}))
+	_, err = d.Tenants.Get(t.Context(), "acme")
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "files made by an in-memory store")
+}
