@@ -54,13 +54,9 @@ func openDB(ctx context.Context, db string) (*database, error) {
 	default:
 		return nil, &cli.UsageError{Msg: fmt.Sprintf(`-db %q: want sqlite:PATH, postgres://… or memory`, db)}
 	}
-	memory := sqlstore.InMemory(db)
-	kek := randomKEK()
-	if !memory {
-		var err error
-		if kek, err = loadKEK(db); err != nil {
-			return nil, err
-		}
+	kek, err := loadKEK(db)
+	if err != nil {
+		return nil, err
 	}
 	s, err := sqlstore.Config{KeyEncryptionKey: kek}.Open(ctx, db)
 	if err != nil {
@@ -70,11 +66,15 @@ func openDB(ctx context.Context, db string) (*database, error) {
 		s.Close()
 		return nil, err
 	}
-	return &database{Backend: s.Backend(), persistent: !memory, kek: kek, close: s.Close}, nil
+	return &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close}, nil
 }
 
-// loadKEK finds the key-encryption key of the store db names.
+// loadKEK finds the key-encryption key of the store db names; a SQLite in-memory database,
+// which lives as long as the process, gets a random one.
 func loadKEK(db string) ([]byte, error) {
+	if sqlstore.InMemory(db) {
+		return randomKEK(), nil
+	}
 	if v := os.Getenv(kekEnv); v != "" {
 		return decodeKEK(kekEnv, v)
 	}
