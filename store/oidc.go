@@ -19,6 +19,9 @@ type Client struct {
 	SecretHash    [32]byte
 	Created       time.Time
 	SecretRotated time.Time // when the current secret was set; Created for the first
+	// RequirePAR makes the client start every sign-in with a pushed authorization request
+	// (RFC 9126): the authorization endpoint refuses its plain requests.
+	RequirePAR bool
 }
 
 // Clients stores the OpenID clients of each tenant.
@@ -108,6 +111,10 @@ type Interaction struct {
 	// AuthState is the authenticator's own state for this interaction (a challenge it showed,
 	// a CSRF token), opaque to the provider and to the store.
 	AuthState []byte
+	// ReplaceFactor is set on an enrollment (link) that may replace a factor the user already
+	// has: one an administrator made, or one a client asked for with proof of a recent sign-in
+	// with the current factor. Without it an enrollment may only set up a first factor.
+	ReplaceFactor bool
 }
 
 // The purposes of an interaction.
@@ -147,5 +154,42 @@ type Interactions interface {
 
 	// DeleteExpired removes every interaction whose Expires is before now, and returns how many
 	// it removed.
+	DeleteExpired(ctx context.Context, now time.Time) (int, error)
+}
+
+// PushedRequest is an authorization request a client pushed to the provider (RFC 9126) and
+// that the browser has not yet brought to the authorization endpoint. Only the SHA-256 of the
+// random part of its request_uri is stored.
+type PushedRequest struct {
+	Hash        [32]byte // SHA-256 of the random part of the request_uri
+	Tenant      string
+	ClientID    string // the client that pushed it: the only one that may use it
+	RedirectURI string
+	State       string
+	Nonce       string
+	Challenge   string // the PKCE code_challenge (S256)
+	LoginHint   string // login_hint as pushed
+	Created     time.Time
+	Expires     time.Time
+}
+
+// PushedRequests stores pushed authorization requests until they are used or expire.
+//
+// Every method is safe for concurrent use.
+type PushedRequests interface {
+	// Create stores r. ErrInvalid if r.Tenant or r.ClientID is empty, r.Hash is all zero or
+	// r.Expires is zero; ErrConflict if a request with r.Hash is stored; ErrNotFound if the
+	// tenant does not exist.
+	Create(ctx context.Context, r PushedRequest) error
+
+	// Consume atomically removes the request whose hash is h and returns it, if it belongs to
+	// tenant and clientID and now is before its Expires. Of any number of concurrent Consumes
+	// of one request exactly one returns it with a nil error. ErrNotFound otherwise: no such
+	// request, already consumed, expired (it stays until DeleteExpired), or pushed by another
+	// client or in another tenant, which leaves it in place for its own client.
+	Consume(ctx context.Context, tenant, clientID string, h [32]byte, now time.Time) (*PushedRequest, error)
+
+	// DeleteExpired removes every request whose Expires is before now, and returns how many it
+	// removed.
 	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 }

@@ -37,8 +37,10 @@ type PictureCredential struct {
 	ArgonThreads uint8
 
 	// Failures counts attempts since the last success or enrollment that did not end in a
-	// success; the authenticator locks the factor when it reaches its limit.
-	Failures int
+	// success; the authenticator locks the factor when it reaches its limit. LastFailure is
+	// when the latest of them was counted (zero when Failures is 0): a lock runs from it.
+	Failures    int
+	LastFailure time.Time
 
 	Created time.Time // when the user enrolled
 	Updated time.Time // when the hash was last written (enrollment or rehash)
@@ -55,9 +57,14 @@ type PictureCredentials interface {
 	Get(ctx context.Context, tenant, userID string) (*PictureCredential, error)
 
 	// Put stores c as the credential of c.UserID in c.Tenant, replacing the one the user had,
-	// with Failures set to 0: enrolling again unlocks. ErrInvalid if c.UserID, c.Hash or c.Salt
-	// is empty; ErrNotFound if the tenant or the user does not exist.
+	// with Failures set to 0 and LastFailure to zero: enrolling again unlocks. ErrInvalid if
+	// c.UserID, c.Hash or c.Salt is empty; ErrNotFound if the tenant or the user does not
+	// exist.
 	Put(ctx context.Context, c PictureCredential) error
+
+	// Create stores c as Put does, but only if the user has no credential: ErrConflict if it
+	// has one (nothing is changed). Of concurrent Creates for one user exactly one succeeds.
+	Create(ctx context.Context, c PictureCredential) error
 
 	// Rehash replaces the hash of the user's credential (Scheme, PepperID, Salt, Hash, the
 	// argon2id parameters, Updated) with c's, if the stored Hash still equals oldHash; every
@@ -68,11 +75,12 @@ type PictureCredentials interface {
 	// Delete removes the user's credential. ErrNotFound if there is none.
 	Delete(ctx context.Context, tenant, userID string) error
 
-	// AddFailure atomically adds one to the user's Failures and returns the new count. Of n
-	// concurrent calls each returns a different count. ErrNotFound if there is no credential.
-	AddFailure(ctx context.Context, tenant, userID string) (int, error)
+	// AddFailure atomically adds one to the user's Failures, sets LastFailure to at, and
+	// returns the new count. Of n concurrent calls each returns a different count. ErrNotFound
+	// if there is no credential.
+	AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error)
 
-	// ResetFailures sets the user's Failures to 0: an unlock. ErrNotFound if there is no
-	// credential.
+	// ResetFailures sets the user's Failures to 0 and LastFailure to zero: an unlock.
+	// ErrNotFound if there is no credential.
 	ResetFailures(ctx context.Context, tenant, userID string) error
 }

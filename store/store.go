@@ -150,6 +150,7 @@ type Backend struct {
 	Clients      Clients
 	Codes        Codes
 	Interactions Interactions
+	Pushed       PushedRequests
 	Pictures     PictureCredentials
 	SigningKeys  SigningKeys
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/visid/visid/store"
 )
@@ -42,7 +43,29 @@ func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
 			return err
 		}
 		rec.picture = copyPicture(&c)
-		rec.picture.Failures = 0
+		rec.picture.Failures, rec.picture.LastFailure = 0, time.Time{}
+		return nil
+	})
+}
+
+// Create implements store.PictureCredentials.
+func (ps *Pictures) Create(ctx context.Context, c store.PictureCredential) error {
+	switch {
+	case c.UserID == "":
+		return fmt.Errorf("picture credential without user: %w", store.ErrInvalid)
+	case len(c.Hash) == 0 || len(c.Salt) == 0:
+		return fmt.Errorf("picture credential without hash or salt: %w", store.ErrInvalid)
+	}
+	return ps.s.write(ctx, c.Tenant, func(t *tenantData) error {
+		rec, err := t.user(c.UserID)
+		if err != nil {
+			return err
+		}
+		if rec.picture != nil {
+			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
+		}
+		rec.picture = copyPicture(&c)
+		rec.picture.Failures, rec.picture.LastFailure = 0, time.Time{}
 		return nil
 	})
 }
@@ -76,12 +99,13 @@ func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 }
 
 // AddFailure implements store.PictureCredentials.
-func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string) (int, error) {
+func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error) {
 	n := 0
 	err := ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
 		if err == nil {
 			p.Failures++
+			p.LastFailure = at
 			n = p.Failures
 		}
 		return err
@@ -94,7 +118,7 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
 		if err == nil {
-			p.Failures = 0
+			p.Failures, p.LastFailure = 0, time.Time{}
 		}
 		return err
 	})

@@ -19,6 +19,7 @@ type Store struct {
 	keys         apiKeys
 	codes        codeTable        // behind its own lock
 	interactions interactionTable // behind its own lock
+	pushed       pushedTable      // behind its own lock
 	signingKeys  signingKeyTable  // behind its own lock
 	fields       *rowFields       // read-only after New
 }
@@ -51,6 +52,7 @@ func New() *Store {
 		keys:         apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}},
 		codes:        codeTable{byHash: map[[32]byte]*codeRec{}},
 		interactions: interactionTable{byID: map[string]*store.Interaction{}},
+		pushed:       pushedTable{byHash: map[[32]byte]*store.PushedRequest{}},
 		signingKeys:  signingKeyTable{byID: map[string]*store.SigningKey{}},
 	}
 }
@@ -65,6 +67,7 @@ func (s *Store) Backend() store.Backend {
 		Clients:      s.Clients(),
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
+		Pushed:       s.PushedRequests(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 	}
@@ -90,6 +93,9 @@ func (s *Store) Codes() *Codes { return &Codes{s} }
 
 // Interactions returns the store's store.Interactions.
 func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// PushedRequests returns the store's store.PushedRequests.
+func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
 
 // SigningKeys returns the store's store.SigningKeys.
 func (s *Store) SigningKeys() *SigningKeys { return &SigningKeys{s} }
