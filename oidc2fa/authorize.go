@@ -3,12 +3,14 @@ package oidc2fa
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -19,8 +21,13 @@ import (
 const maxFormBytes = 64 << 10
 
 // authorize is the authorization endpoint (OpenID Connect Core §3.1.2). Errors about the tenant,
-// the client or the redirect URI render a page and never redirect; every other error is sent to
-// the registered redirect URI with state and iss.
+// the client, the redirect URI or a pushed request render a page and never redirect; every other
+// error is sent to the registered redirect URI with state and iss.
+//
+// A request whose request_uri is one the provider handed out brings a pushed authorization
+// request (RFC 9126): the provider
+// takes it from the store (once, for this client, unexpired) and ignores every other parameter,
+// so nothing the browser adds or edits reaches the interaction.
 func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant string) {
 	ctx := r.Context()
 	params, err := requestParams(w, r)
@@ -28,16 +35,11 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request could not be read."))
 		return
 	}
-	if !store.ValidTenantID(tenant) {
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no known organisation."))
+	if !validParams(params) {
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request carries characters that are not text."))
 		return
 	}
-	if _, err := p.cfg.Tenants.Get(ctx, tenant); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no known organisation."))
-		} else {
-			p.internal(w, r, err)
-		}
+	if !p.tenantExists(w, r, tenant) {
 		return
 	}
 	clientID, ok := single(params, "client_id")
@@ -54,6 +56,12 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 		}
 		return
 	}
+	if strings.HasPrefix(params.Get("request_uri"), requestURIPrefix) {
+		p.authorizePushed(w, r, tenant, client, params)
+		return
+	}
+	// Any other request_uri would be fetched from the client (OpenID Connect Core §6.2), which
+	// the provider never does: request_uri_not_supported, below.
 	redirectURI, ok := single(params, "redirect_uri")
 	if !ok || !slices.Contains(client.RedirectURIs, redirectURI) {
 		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request's redirect_uri is missing or is not registered for this application."))
@@ -61,16 +69,68 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	}
 	// From here on the redirect URI is trusted: errors go back to the client.
 	state := params.Get("state")
+	if len(state) > maxParamBytes {
+		state = "" // not echoed: it is refused for its size
+	}
 	fail := func(e *oauthError) { p.redirectError(w, r, redirectURI, state, tenant, e) }
+	if p.cfg.RequirePAR || client.RequirePAR {
+		fail(newError(errInvalidRequest, "pushed authorization request required"))
+		return
+	}
 	if e := checkAuthorizeParams(params); e != nil {
 		fail(e)
 		return
 	}
-	hint := params.Get("login_hint")
-	if hint == "" {
-		hint = params.Get("email_hint")
+	p.start(w, r, tenant, client, authRequest{
+		RedirectURI: redirectURI,
+		State:       params.Get("state"),
+		Nonce:       params.Get("nonce"),
+		Challenge:   params.Get("code_challenge"),
+		LoginHint:   loginHint(params),
+	})
+}
+
+// authRequest is a validated authorization request: what the interaction keeps of it.
+type authRequest struct {
+	RedirectURI, State, Nonce, Challenge, LoginHint string
+}
+
+// authorizePushed serves an authorization request that brings a pushed request: only client_id
+// and request_uri are read.
+func (p *provider) authorizePushed(w http.ResponseWriter, r *http.Request, tenant string, client *store.Client, params url.Values) {
+	ctx := r.Context()
+	gone := newError(errInvalidRequest, "This sign-in request was used already, has expired, or is not valid. Go back to the application and start again.")
+	ref, ok := single(params, "request_uri")
+	token, isOurs := strings.CutPrefix(ref, requestURIPrefix)
+	if !ok || !isOurs || len(token) != 43 {
+		p.page(w, r, http.StatusBadRequest, gone)
+		return
 	}
-	subject, err := resolveHint(ctx, p.cfg.Users, tenant, hint)
+	pr, err := p.cfg.Pushed.Consume(ctx, tenant, client.ID, sha256.Sum256([]byte(token)), p.now())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		p.log.InfoContext(ctx, "request_uri refused: unknown, used, expired or another client's", "tenant", tenant, "client", client.ID)
+		p.page(w, r, http.StatusBadRequest, gone)
+		return
+	case err != nil:
+		p.internal(w, r, err)
+		return
+	case !slices.Contains(client.RedirectURIs, pr.RedirectURI):
+		// The client's redirect URIs changed since it pushed the request.
+		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request's redirect_uri is no longer registered for this application."))
+		return
+	}
+	p.start(w, r, tenant, client, authRequest{
+		RedirectURI: pr.RedirectURI, State: pr.State, Nonce: pr.Nonce, Challenge: pr.Challenge, LoginHint: pr.LoginHint,
+	})
+}
+
+// start stores the interaction of a validated request, binds it to the browser and sends the
+// browser to the login pages.
+func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, client *store.Client, req authRequest) {
+	ctx := r.Context()
+	fail := func(e *oauthError) { p.redirectError(w, r, req.RedirectURI, req.State, tenant, e) }
+	subject, err := resolveHint(ctx, p.cfg.Users, tenant, req.LoginHint)
 	if err != nil {
 		p.log.ErrorContext(ctx, "resolving login_hint failed", "tenant", tenant, "err", err)
 		fail(newError(errServerError, "the login hint could not be resolved"))
@@ -81,11 +141,11 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 		Purpose:     store.PurposeLogin,
 		Tenant:      tenant,
 		ClientID:    client.ID,
-		RedirectURI: redirectURI,
-		State:       state,
-		Nonce:       params.Get("nonce"),
-		Challenge:   params.Get("code_challenge"),
-		LoginHint:   hint,
+		RedirectURI: req.RedirectURI,
+		State:       req.State,
+		Nonce:       req.Nonce,
+		Challenge:   req.Challenge,
+		LoginHint:   req.LoginHint,
 		Subject:     subject,
 		Created:     p.now(),
 	}
@@ -99,6 +159,57 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	secureHeaders(w.Header())
 	w.Header().Set("Location", p.loginPath(&in, ""))
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// tenantExists answers with an error page unless tenant exists; it reports whether to go on.
+func (p *provider) tenantExists(w http.ResponseWriter, r *http.Request, tenant string) bool {
+	unknown := newError(errInvalidRequest, "The sign-in request names no known organisation.")
+	if !store.ValidTenantID(tenant) {
+		p.page(w, r, http.StatusBadRequest, unknown)
+		return false
+	}
+	if _, err := p.cfg.Tenants.Get(r.Context(), tenant); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			p.page(w, r, http.StatusBadRequest, unknown)
+		} else {
+			p.internal(w, r, err)
+		}
+		return false
+	}
+	return true
+}
+
+// loginHint is the request's login_hint, or its email_hint when it has none.
+func loginHint(params url.Values) string {
+	if hint := params.Get("login_hint"); hint != "" {
+		return hint
+	}
+	return params.Get("email_hint")
+}
+
+// maxParamBytes bounds state, nonce and login_hint: each is stored with the interaction, and a
+// request anyone may send must not make the store grow by more than a few kilobytes.
+const maxParamBytes = 512
+
+// validParams reports whether every name and value of params is valid UTF-8 without NUL: what
+// every store can keep and every page can show.
+func validParams(params url.Values) bool {
+	for name, vs := range params {
+		if !validText(name) {
+			return false
+		}
+		for _, v := range vs {
+			if !validText(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validText reports whether s is valid UTF-8 without NUL.
+func validText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // checkAuthorizeParams checks everything but the client and redirect URI, in the order the
@@ -134,11 +245,15 @@ func checkAuthorizeParams(params url.Values) *oauthError {
 	if !validChallenge(params.Get("code_challenge")) {
 		return newError(errInvalidRequest, "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)")
 	}
-	if params.Get("state") == "" {
+	switch state, nonce := params.Get("state"), params.Get("nonce"); {
+	case state == "":
 		return newError(errInvalidRequest, "state is required")
-	}
-	if params.Get("nonce") == "" {
+	case len(state) > maxParamBytes:
+		return newError(errInvalidRequest, "state is longer than %d bytes", maxParamBytes)
+	case nonce == "":
 		return newError(errInvalidRequest, "nonce is required")
+	case len(nonce) > maxParamBytes:
+		return newError(errInvalidRequest, "nonce is longer than %d bytes", maxParamBytes)
 	}
 	hint, email := params.Get("login_hint"), params.Get("email_hint")
 	switch {
@@ -146,8 +261,8 @@ func checkAuthorizeParams(params url.Values) *oauthError {
 		return newError(errInvalidRequest, "login_hint is required: the second factor authenticates the user the first factor identified")
 	case hint != "" && email != "" && hint != email:
 		return newError(errInvalidRequest, "login_hint and email_hint name different users")
-	case len(hint) > 512 || len(email) > 512:
-		return newError(errInvalidRequest, "login_hint is too long")
+	case len(hint) > maxParamBytes || len(email) > maxParamBytes:
+		return newError(errInvalidRequest, "login_hint is longer than %d bytes", maxParamBytes)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
 )
 
@@ -31,6 +32,18 @@ const (
 	// keep it well below the signer's key retention, so clients see a new key before old
 	// tokens stop verifying.
 	DefaultJWKSMaxAge = 5 * time.Minute
+	// DefaultPushedRequestLifetime is how long a pushed authorization request may be used when
+	// Config.PushedRequestLifetime is 0.
+	DefaultPushedRequestLifetime = 90 * time.Second
+	// MaxPushedRequestLifetime is the longest Config.PushedRequestLifetime New accepts.
+	MaxPushedRequestLifetime = 10 * time.Minute
+	// DefaultReenrollmentMaxAge is, when Config.ReenrollmentMaxAge is 0, how recent the sign-in
+	// must be whose ID token a client presents to replace a user's factor.
+	DefaultReenrollmentMaxAge = 5 * time.Minute
+	// DefaultAddressRate is the requests a client address may make each minute to the
+	// authorization endpoint and as POSTs to the login and enrollment pages, when
+	// Config.AddressLimiter is nil; the burst is the same.
+	DefaultAddressRate = 60
 )
 
 // Config configures the provider. The stores, Authenticator, Signer and BaseURL are required;
@@ -43,6 +56,10 @@ type Config struct {
 	Clients      store.Clients
 	Codes        store.Codes
 	Interactions store.Interactions
+	// Pushed stores pushed authorization requests (RFC 9126). nil: the provider offers none
+	// (POST /par/{tenant} answers 404 and discovery does not list it), and RequirePAR and a
+	// client's RequirePAR cannot be met.
+	Pushed store.PushedRequests
 
 	// Authenticator runs the login pages: the second factor itself.
 	Authenticator Authenticator
@@ -77,6 +94,31 @@ type Config struct {
 	DiscoveryMaxAge time.Duration
 	JWKSMaxAge      time.Duration
 
+	// PushedRequestLifetime is how long a pushed authorization request may be brought to the
+	// authorization endpoint; 0: DefaultPushedRequestLifetime; at most MaxPushedRequestLifetime.
+	PushedRequestLifetime time.Duration
+	// RequirePAR makes every client start with a pushed authorization request: plain requests
+	// to the authorization endpoint get invalid_request, and discovery says
+	// require_pushed_authorization_requests. A client's own store.Client.RequirePAR does the
+	// same for that client alone. Requires Pushed.
+	RequirePAR bool
+	// ReenrollmentMaxAge is how old, at most, the sign-in may be whose ID token a client sends
+	// as id_token_hint to the enrollment endpoint to replace a user's factor; 0:
+	// DefaultReenrollmentMaxAge.
+	ReenrollmentMaxAge time.Duration
+
+	// AddressLimiter limits, per client address, the requests to the authorization endpoint and
+	// the POSTs to the login and enrollment pages, which anyone may send; a denied request gets
+	// 429 with Retry-After. The limiter's key is ClientAddr's answer. nil: an in-memory limiter
+	// of DefaultAddressRate a minute per address (ratelimit.NewMemory) on the provider's clock;
+	// instances behind one load balancer share a quota only through a shared limiter such as
+	// ratelimit/redislimit.
+	AddressLimiter ratelimit.Limiter
+	// ClientAddr names the client of a request for AddressLimiter. nil: ratelimit.ClientAddr,
+	// the connection's address; behind a reverse proxy pass one that reads the address the
+	// proxy forwards.
+	ClientAddr func(*http.Request) string
+
 	// AMR, when not nil, is the amr claim of every ID token. nil: the methods the
 	// Authenticator reports in Success.Methods (RFC 8176 values where one fits).
 	AMR []string
@@ -103,12 +145,17 @@ type provider struct {
 	linkLife  time.Duration
 	discAge   time.Duration
 	jwksAge   time.Duration
+	parLife   time.Duration
+	reenroll  time.Duration
+	addrs     ratelimit.Limiter
+	addrOf    func(*http.Request) string
 }
 
 // New returns the second-factor OpenID provider of cfg as an http.Handler. Its paths are
 // relative to where it is mounted:
 //
 //	GET|POST /authorize/{tenant}
+//	POST     /par/{tenant}                        pushed authorization requests (with Config.Pushed)
 //	POST     /token/{tenant}
 //	GET      /jwks/{tenant}
 //	GET      /{tenant}/.well-known/openid-configuration
@@ -149,8 +196,15 @@ func newProvider(cfg Config) (*provider, error) {
 	if cfg.CodeLifetime < 0 || cfg.CodeLifetime > MaxCodeLifetime {
 		return nil, errors.New("oidc2fa: Config.CodeLifetime must be between 0 and 10 minutes")
 	}
-	if cfg.IDTokenLifetime < 0 || cfg.InteractionLifetime < 0 || cfg.EnrollmentLinkLifetime < 0 || cfg.DiscoveryMaxAge < 0 || cfg.JWKSMaxAge < 0 {
+	if cfg.IDTokenLifetime < 0 || cfg.InteractionLifetime < 0 || cfg.EnrollmentLinkLifetime < 0 || cfg.DiscoveryMaxAge < 0 ||
+		cfg.JWKSMaxAge < 0 || cfg.ReenrollmentMaxAge < 0 {
 		return nil, errors.New("oidc2fa: Config durations must not be negative")
+	}
+	if cfg.PushedRequestLifetime < 0 || cfg.PushedRequestLifetime > MaxPushedRequestLifetime {
+		return nil, errors.New("oidc2fa: Config.PushedRequestLifetime must be between 0 and 10 minutes")
+	}
+	if cfg.RequirePAR && cfg.Pushed == nil {
+		return nil, errors.New("oidc2fa: Config.RequirePAR needs Config.Pushed")
 	}
 	p := &provider{
 		cfg:       cfg,
@@ -166,12 +220,28 @@ func newProvider(cfg Config) (*provider, error) {
 		linkLife:  or(cfg.EnrollmentLinkLifetime, DefaultEnrollmentLinkLifetime),
 		discAge:   or(cfg.DiscoveryMaxAge, DefaultDiscoveryMaxAge),
 		jwksAge:   or(cfg.JWKSMaxAge, DefaultJWKSMaxAge),
+		parLife:   or(cfg.PushedRequestLifetime, DefaultPushedRequestLifetime),
+		reenroll:  or(cfg.ReenrollmentMaxAge, DefaultReenrollmentMaxAge),
+		addrs:     cfg.AddressLimiter,
+		addrOf:    cfg.ClientAddr,
 	}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.addrOf == nil {
+		p.addrOf = ratelimit.ClientAddr
+	}
+	if p.addrs == nil {
+		p.addrs, err = ratelimit.NewMemory(ratelimit.MemoryConfig{
+			Rate: ratelimit.Rate{Limit: DefaultAddressRate, Period: time.Minute, Burst: DefaultAddressRate},
+			Now:  p.now,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if p.cookieKey == nil {
 		p.cookieKey = make([]byte, 32)

@@ -30,6 +30,10 @@ type discoveryDoc struct {
 	RequestParameterSupported         bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupported      bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported          bool     `json:"claims_parameter_supported"`
+	// PAREndpoint and RequirePAR are RFC 9126 §5's; the endpoint is listed when the provider has
+	// a store for pushed requests.
+	PAREndpoint string `json:"pushed_authorization_request_endpoint,omitempty"`
+	RequirePAR  bool   `json:"require_pushed_authorization_requests"`
 	// EnrollmentEndpoint is visid's own: where a client's backend asks for an enrollment link.
 	EnrollmentEndpoint string `json:"enrollment_endpoint,omitempty"`
 }
@@ -61,6 +65,10 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 	if _, ok := p.cfg.Authenticator.(Enroller); ok {
 		enrollment = p.base + "/enroll/" + tenant
 	}
+	par := ""
+	if p.cfg.Pushed != nil {
+		par = p.base + "/par/" + tenant
+	}
 	body, err := json.Marshal(discoveryDoc{
 		Issuer:                            p.issuer(tenant),
 		AuthorizationEndpoint:             p.base + "/authorize/" + tenant,
@@ -74,9 +82,11 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 		ScopesSupported:                   []string{"openid", "2fa"},
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_post", "client_secret_basic"},
 		CodeChallengeMethodsSupported:     []string{"S256"},
-		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "amr"},
+		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "amr", "preferred_username", "email"},
 		PromptValuesSupported:             []string{"login"},
 		AuthorizationResponseISSSupported: true,
+		PAREndpoint:                       par,
+		RequirePAR:                        p.cfg.RequirePAR,
 		EnrollmentEndpoint:                enrollment,
 	})
 	if err != nil {

@@ -35,6 +35,17 @@ type Enroller interface {
 	ServeEnroll(w http.ResponseWriter, r *http.Request, e *Enrollment)
 }
 
+// FactorChecker is what an Enroller implements to tell the provider whether a user already has
+// the factor. A client's link for such a user replaces the factor, so the provider asks the
+// client for proof of a recent sign-in with it (id_token_hint); a first enrollment needs only
+// the client's word. Without FactorChecker every user counts as enrolled: a client's link then
+// always needs that proof, and only an administrator's link enrolls without it.
+type FactorChecker interface {
+	// HasFactor reports whether the user has the factor set up. tenant and subject name a user
+	// that exists.
+	HasFactor(ctx context.Context, tenant, subject string) (bool, error)
+}
+
 // Enrollment is one request to the enrollment pages, as an Enroller sees it.
 type Enrollment struct {
 	// Tenant is the tenant of the user.
@@ -53,6 +64,11 @@ type Enrollment struct {
 	CSRFToken string
 	// Expires is when the enrollment ends.
 	Expires time.Time
+	// Replace reports that the enrollment may replace a factor the user already has: an
+	// administrator made the link, or the client proved a recent sign-in with the current
+	// factor. When it is false the Enroller must only set up a first factor, and refuse (with
+	// Cancel) if the user has one by the time the enrollment is stored.
+	Replace bool
 
 	p  *provider
 	in *store.Interaction
@@ -159,10 +175,15 @@ func NewEnrollmentLink(ctx context.Context, cfg Config, req EnrollmentRequest) (
 	if p.now == nil {
 		p.now = time.Now
 	}
-	return p.enrollmentLink(ctx, req)
+	// An administrator's link may replace the user's factor.
+	return p.enrollmentLink(ctx, req, func(context.Context, string) (bool, error) { return true, nil })
 }
 
-func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest) (*EnrollmentLink, error) {
+// enrollmentLink makes the link of req. mayReplace, called with the user's id once the user is
+// known to be active, says whether the link may replace a factor the user has, or returns the
+// error that refuses the link.
+func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest,
+	mayReplace func(ctx context.Context, subject string) (bool, error)) (*EnrollmentLink, error) {
 	if _, ok := p.cfg.Authenticator.(Enroller); !ok {
 		return nil, ErrNoEnrollment
 	}
@@ -197,19 +218,24 @@ func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest) (*
 	case err != nil:
 		return nil, err
 	}
+	replace, err := mayReplace(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
 	token := randomToken()
 	now := p.now()
 	in := store.Interaction{
-		ID:          linkID(token),
-		Purpose:     store.PurposeEnrollLink,
-		Tenant:      req.Tenant,
-		ClientID:    req.ClientID,
-		RedirectURI: req.RedirectURI,
-		State:       req.State,
-		LoginHint:   req.User,
-		Subject:     subject,
-		Created:     now,
-		Expires:     now.Add(p.linkLife),
+		ID:            linkID(token),
+		Purpose:       store.PurposeEnrollLink,
+		Tenant:        req.Tenant,
+		ClientID:      req.ClientID,
+		RedirectURI:   req.RedirectURI,
+		State:         req.State,
+		LoginHint:     req.User,
+		Subject:       subject,
+		Created:       now,
+		Expires:       now.Add(p.linkLife),
+		ReplaceFactor: replace,
 	}
 	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
 		return nil, err
@@ -248,10 +274,42 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "redirect_uri is required"))
 		return
 	}
+	if len(hint) > maxParamBytes || len(form.Get("state")) > maxParamBytes {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "login_hint and state may have at most %d bytes", maxParamBytes))
+		return
+	}
+	proof := form.Get("id_token_hint")
+	var (
+		refusal   error // why a replacement was refused, for the log
+		replacing bool  // the link may replace the user's factor
+	)
 	link, err := p.enrollmentLink(r.Context(), EnrollmentRequest{
 		Tenant: tenant, User: hint, ClientID: client.ID, RedirectURI: form.Get("redirect_uri"), State: form.Get("state"),
+	}, func(ctx context.Context, subject string) (bool, error) {
+		has, err := p.hasFactor(ctx, tenant, subject)
+		if err != nil {
+			return false, err
+		}
+		if proof == "" && !has {
+			return false, nil // a first enrollment: the client's word is enough
+		}
+		if proof == "" {
+			refusal = errors.New("no id_token_hint")
+			return false, errSignInFirst
+		}
+		if refusal = p.checkIDTokenHint(ctx, tenant, client.ID, subject, proof, p.reenroll); refusal != nil {
+			return false, errSignInFirst
+		}
+		replacing = has
+		return has, nil
 	})
 	switch {
+	case errors.Is(err, errSignInFirst):
+		p.log.InfoContext(r.Context(), "enrollment refused: the user has a second factor and the client proved no recent sign-in with it",
+			"tenant", tenant, "client", client.ID, "reason", refusal)
+		p.tokenError(w, r, http.StatusBadRequest, newError(errLoginRequired,
+			"the user already has a second factor: replacing it needs the id_token_hint of a sign-in with it within the last %s", p.reenroll))
+		return
 	case errors.Is(err, ErrRedirectURI):
 		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "redirect_uri is not registered for the client"))
 		return
@@ -263,7 +321,12 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the enrollment link could not be made"))
 		return
 	}
-	p.log.InfoContext(r.Context(), "enrollment link made", "tenant", tenant, "client", client.ID, "subject", link.Subject)
+	if replacing {
+		p.log.WarnContext(r.Context(), "enrollment link made that replaces the user's second factor", "tenant", tenant,
+			"client", client.ID, "subject", link.Subject)
+	} else {
+		p.log.InfoContext(r.Context(), "enrollment link made", "tenant", tenant, "client", client.ID, "subject", link.Subject)
+	}
 	body, _ := json.Marshal(struct {
 		URL       string `json:"enrollment_url"`
 		ExpiresIn int64  `json:"expires_in"`
@@ -360,6 +423,7 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		State:     in.AuthState,
 		CSRFToken: p.mac("csrf", id),
 		Expires:   in.Expires,
+		Replace:   in.ReplaceFactor,
 		p:         p,
 		in:        in,
 	}
@@ -386,4 +450,14 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 	}
 	e.User = u
 	enroller.ServeEnroll(w, r, e)
+}
+
+// hasFactor reports whether the user has the factor set up, through the Authenticator's
+// FactorChecker; without one, every user counts as having it.
+func (p *provider) hasFactor(ctx context.Context, tenant, subject string) (bool, error) {
+	fc, ok := p.cfg.Authenticator.(FactorChecker)
+	if !ok {
+		return true, nil
+	}
+	return fc.HasFactor(ctx, tenant, subject)
 }

@@ -22,6 +22,7 @@ const (
 	errRequestNotSupported     = "request_not_supported"
 	errRequestURINotSupported  = "request_uri_not_supported"
 	errServerError             = "server_error"
+	errTemporarilyUnavailable  = "temporarily_unavailable"
 )
 
 // oauthError is an error answer of the authorization or token endpoint.

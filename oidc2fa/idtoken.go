@@ -27,6 +27,13 @@ type IDToken struct {
 	// AMR is "amr": the authentication methods used (RFC 8176 values where one fits); left out
 	// when empty.
 	AMR []string
+	// PreferredUsername is "preferred_username": the user's userName when the token was issued.
+	// With Email it lets the relying party check that the second factor proved the user its
+	// first factor named; sub stays the stable identifier.
+	PreferredUsername string
+	// Email is "email": the user's primary email when the token was issued; left out when the
+	// user has none.
+	Email string
 }
 
 // mintIDToken checks t, writes its claims and has s sign them for tenant, returning the compact
@@ -45,7 +52,7 @@ func mintIDToken(ctx context.Context, s Signer, tenant string, t *IDToken) (stri
 }
 
 // appendJSON appends the claims of t as a JSON object to dst: the members in the order iss, sub,
-// aud, exp, iat, auth_time, nonce, amr, with exactly the bytes encoding/json writes for the
+// aud, exp, iat, auth_time, nonce, amr, preferred_username, email, with exactly the bytes encoding/json writes for the
 // equivalent struct (HTML-safe escaping included).
 func (t *IDToken) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"iss":`...)
@@ -75,6 +82,14 @@ func (t *IDToken) appendJSON(dst []byte) []byte {
 			dst = jsonenc.AppendString(dst, m)
 		}
 		dst = append(dst, ']')
+	}
+	if t.PreferredUsername != "" {
+		dst = append(dst, `,"preferred_username":`...)
+		dst = jsonenc.AppendString(dst, t.PreferredUsername)
+	}
+	if t.Email != "" {
+		dst = append(dst, `,"email":`...)
+		dst = jsonenc.AppendString(dst, t.Email)
 	}
 	return append(dst, '}')
 }

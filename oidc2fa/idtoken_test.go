@@ -33,6 +33,8 @@ type idTokenStd struct {
 	AuthTime *int64   `json:"auth_time,omitempty"`
 	Nonce    string   `json:"nonce,omitempty"`
 	AMR      []string `json:"amr,omitempty"`
+	Username string   `json:"preferred_username,omitempty"`
+	Email    string   `json:"email,omitempty"`
 }
 
 func idTokenStdJSON(t testing.TB, tok *IDToken) string {
@@ -40,7 +42,7 @@ func idTokenStdJSON(t testing.TB, tok *IDToken) string {
 	std := idTokenStd{
 		Iss: tok.Issuer, Sub: tok.Subject, Aud: tok.Audience,
 		Exp: tok.Expiry.Unix(), Iat: tok.IssuedAt.Unix(),
-		Nonce: tok.Nonce, AMR: tok.AMR,
+		Nonce: tok.Nonce, AMR: tok.AMR, Username: tok.PreferredUsername, Email: tok.Email,
 	}
 	if !tok.AuthTime.IsZero() {
 		at := tok.AuthTime.Unix()
@@ -86,6 +88,7 @@ func TestIDTokenJSONMatchesEncodingJSON(t *testing.T) {
 	for _, s := range idTokenWeirdStrings {
 		tokens = append(tokens, &IDToken{
 			Issuer: s, Subject: s, Audience: s, Nonce: s, AMR: []string{s, "pwd"},
+			PreferredUsername: s, Email: s,
 			Expiry: base.Add(time.Hour), IssuedAt: base, AuthTime: base.Add(-time.Second),
 		})
 	}
@@ -109,6 +112,7 @@ func TestIDTokenJSONMatchesEncodingJSON(t *testing.T) {
 		tokens = append(tokens, &IDToken{
 			Issuer: randomWeirdString(r), Subject: randomWeirdString(r), Audience: randomWeirdString(r),
 			Nonce: randomWeirdString(r), AMR: amr,
+			PreferredUsername: randomWeirdString(r), Email: randomWeirdString(r),
 			Expiry:   time.Unix(r.Int64N(1<<40)-1<<39, r.Int64N(1e9)),
 			IssuedAt: time.Unix(r.Int64N(1<<40)-1<<39, r.Int64N(1e9)),
 			AuthTime: at,
@@ -131,6 +135,7 @@ func FuzzIDTokenJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, nonce string, sec, nsec int64) {
 		tok := &IDToken{
 			Issuer: s, Subject: nonce, Audience: s + nonce, Nonce: nonce, AMR: []string{s, nonce},
+			PreferredUsername: s, Email: nonce + s,
 			Expiry: time.Unix(sec, nsec), IssuedAt: time.Unix(sec/2, 0), AuthTime: time.Unix(nsec, sec),
 		}
 		if got, want := string(tok.appendJSON(nil)), idTokenStdJSON(t, tok); got != want {

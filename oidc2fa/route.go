@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/visid/visid/ratelimit"
 )
 
 // route dispatches on the path's segments. Paths are matched by hand, not by ServeMux patterns,
@@ -19,8 +21,12 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 		}
 	case len(seg) == 2 && seg[0] == "authorize":
 		// No HEAD: an authorization request stores an interaction.
-		if p.allow(w, method, "GET", "POST") {
+		if p.allow(w, method, "GET", "POST") && p.limit(w, r) {
 			p.authorize(w, r, seg[1])
+		}
+	case len(seg) == 2 && seg[0] == "par" && p.cfg.Pushed != nil:
+		if p.allow(w, method, "POST") {
+			p.par(w, r, seg[1])
 		}
 	case len(seg) == 2 && seg[0] == "token":
 		if p.allow(w, method, "POST") {
@@ -35,15 +41,15 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 			p.enrollEndpoint(w, r, seg[1])
 		}
 	case len(seg) == 3 && seg[0] == "enroll":
-		if p.allow(w, method, "GET", "POST") {
+		if p.allow(w, method, "GET", "POST") && p.limitPost(w, r) {
 			p.enrollLink(w, r, seg[1], seg[2])
 		}
 	case len(seg) >= 3 && seg[0] == "enrollment":
-		if p.allow(w, method, "GET", "POST") {
+		if p.allow(w, method, "GET", "POST") && p.limitPost(w, r) {
 			p.enrollment(w, r, seg[1], seg[2], strings.Join(seg[3:], "/"))
 		}
 	case len(seg) >= 3 && seg[0] == "login":
-		if p.allow(w, method, "GET", "POST") {
+		if p.allow(w, method, "GET", "POST") && p.limitPost(w, r) {
 			p.login(w, r, seg[1], seg[2], strings.Join(seg[3:], "/"))
 		}
 	default:
@@ -60,5 +66,28 @@ func (p *provider) allow(w http.ResponseWriter, method string, allowed ...string
 	}
 	w.Header().Set("Allow", strings.Join(allowed, ", "))
 	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
+// limitPost is limit for POSTs; other methods pass.
+func (p *provider) limitPost(w http.ResponseWriter, r *http.Request) bool {
+	return r.Method != http.MethodPost || p.limit(w, r)
+}
+
+// limit takes one request of the client address's quota (Config.AddressLimiter). A denied
+// request gets a 429 page with Retry-After; when the limiter fails, the request is served and
+// the failure logged, so an unreachable shared limiter does not stop sign-ins.
+func (p *provider) limit(w http.ResponseWriter, r *http.Request) bool {
+	d, err := p.addrs.Allow(r.Context(), p.addrOf(r))
+	if err != nil {
+		p.log.ErrorContext(r.Context(), "the address limiter failed; serving the request", "err", err)
+		return true
+	}
+	ratelimit.SetHeaders(w.Header(), d)
+	if d.Allowed {
+		return true
+	}
+	p.page(w, r, http.StatusTooManyRequests, newError(errTemporarilyUnavailable,
+		"Too many sign-in requests came from your network. Wait a minute and try again."))
 	return false
 }

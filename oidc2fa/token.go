@@ -72,18 +72,33 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 	p.tokenError(w, r, http.StatusBadRequest, invalid)
 }
 
-// issue answers with the ID token of grant.
+// issue answers with the ID token of grant. The user is read again: one removed or deactivated
+// since the second factor gets no token, and the token names the user as the store has it now.
 func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientID string, grant *store.Code) {
+	ctx := r.Context()
+	u, err := p.cfg.Users.Get(ctx, tenant, grant.Subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && !u.Active:
+		p.log.InfoContext(ctx, "code refused: the user was removed or deactivated", "tenant", tenant, "client", clientID)
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidGrant, "the user can no longer sign in"))
+		return
+	case err != nil:
+		p.log.ErrorContext(ctx, "reading the user failed", "tenant", tenant, "err", err)
+		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
+		return
+	}
 	now := p.now()
-	tok, err := mintIDToken(r.Context(), p.cfg.Signer, tenant, &IDToken{
-		Issuer:   p.issuer(tenant),
-		Subject:  grant.Subject,
-		Audience: clientID,
-		Expiry:   now.Add(p.tokenLife),
-		IssuedAt: now,
-		AuthTime: grant.AuthTime,
-		Nonce:    grant.Nonce,
-		AMR:      grant.AMR,
+	tok, err := mintIDToken(ctx, p.cfg.Signer, tenant, &IDToken{
+		Issuer:            p.issuer(tenant),
+		Subject:           grant.Subject,
+		Audience:          clientID,
+		Expiry:            now.Add(p.tokenLife),
+		IssuedAt:          now,
+		AuthTime:          grant.AuthTime,
+		Nonce:             grant.Nonce,
+		AMR:               grant.AMR,
+		PreferredUsername: u.UserName,
+		Email:             primaryEmail(u),
 	})
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "signing an ID token failed", "tenant", tenant, "err", err)
@@ -159,7 +174,7 @@ func verifierMatches(verifier, challenge string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) == 1
 }
 
-// clientRequest reads the form of a client's POST (to the token or the enrollment endpoint)
+// clientRequest reads the form of a client's POST (to the token, PAR or enrollment endpoint)
 // and authenticates the client. On failure it answers with the JSON error and returns false.
 func (p *provider) clientRequest(w http.ResponseWriter, r *http.Request, tenant string) (url.Values, *store.Client, bool) {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
@@ -182,6 +197,10 @@ func (p *provider) clientRequest(w http.ResponseWriter, r *http.Request, tenant 
 			return nil, nil, false
 		}
 	}
+	if !validParams(form) {
+		p.tokenError(w, r, http.StatusBadRequest, newError(errInvalidRequest, "the form carries characters that are not text (NUL or invalid UTF-8)"))
+		return nil, nil, false
+	}
 	client, basic, e := p.authenticateClient(r, tenant, form)
 	if e != nil {
 		if e.Code == errInvalidClient {
@@ -197,4 +216,14 @@ func (p *provider) clientRequest(w http.ResponseWriter, r *http.Request, tenant 
 		return nil, nil, false
 	}
 	return form, client, true
+}
+
+// primaryEmail is the user's primary email, or "" when the user has none marked primary.
+func primaryEmail(u *store.User) string {
+	for _, e := range u.Emails {
+		if e.Primary {
+			return e.Value
+		}
+	}
+	return ""
 }

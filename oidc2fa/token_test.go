@@ -616,8 +616,10 @@ func TestIDTokenClaims(t *testing.T) {
 			assert.Contains(t, keys, header["kid"], "the kid is in the JWKS")
 			assert.True(t, verifiesWith(t, keys, raw), "the signature verifies with the JWKS key")
 
-			assert.Equal(t, []string{"amr", "aud", "auth_time", "exp", "iat", "iss", "nonce", "sub"}, slices.Sorted(maps.Keys(claims)),
-				"exactly these claims: no at_hash")
+			assert.Equal(t, []string{"amr", "aud", "auth_time", "email", "exp", "iat", "iss", "nonce", "preferred_username", "sub"},
+				slices.Sorted(maps.Keys(claims)), "exactly these claims: no at_hash")
+			assert.Equal(t, "ann@example.com", claims["preferred_username"], "the userName, for the relying party to compare")
+			assert.Equal(t, "ann.lee@example.com", claims["email"], "the primary email")
 			assert.Equal(t, testBase+"/acme", claims["iss"])
 			assert.Equal(t, e.user.ID, claims["sub"])
 			assert.Equal(t, e.client.ID, claims["aud"])

@@ -14,6 +14,7 @@
 package authtest
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"time"
@@ -37,12 +38,23 @@ type Authenticator struct {
 	// store the factor. It runs on the request's goroutine, so it must be safe for concurrent
 	// use when the provider serves several requests at once. nil: nothing is called.
 	OnEnroll func(tenant, subject string)
+	// Enrolled answers HasFactor (oidc2fa.FactorChecker): whether the user has the factor, so
+	// that a client needs proof of a recent sign-in to replace it. An enrollment that may not
+	// replace (Enrollment.Replace false) of a user Enrolled reports is cancelled when the person
+	// presses Enroll. nil: no user has the factor.
+	Enrolled func(tenant, subject string) bool
 }
 
 var (
 	_ oidc2fa.Authenticator = (*Authenticator)(nil)
 	_ oidc2fa.Enroller      = (*Authenticator)(nil)
+	_ oidc2fa.FactorChecker = (*Authenticator)(nil)
 )
+
+// HasFactor implements oidc2fa.FactorChecker with Enrolled.
+func (a *Authenticator) HasFactor(_ context.Context, tenant, subject string) (bool, error) {
+	return a.Enrolled != nil && a.Enrolled(tenant, subject), nil
+}
 
 var page = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Test login</title></head><body>
@@ -125,7 +137,7 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		})
 		return
 	}
-	if r.PostFormValue("decision") != "enroll" {
+	if r.PostFormValue("decision") != "enroll" || !e.Replace && a.Enrolled != nil && a.Enrolled(e.Tenant, e.Subject) {
 		e.Cancel(w, r)
 		return
 	}
