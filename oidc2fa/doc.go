@@ -16,6 +16,7 @@
 //	}
 //	provider, err := oidc2fa.New(oidc2fa.Config{
 //		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
+//		Pushed:        b.Pushed, // pushed authorization requests (RFC 9126)
 //		Authenticator: authenticator,
 //		Signer:        keys,
 //		BaseURL:       "https://id.example.com/oidc", // the issuer of tenant acme is …/oidc/acme
@@ -28,6 +29,36 @@
 //
 // Clients are registered with RegisterClient, which returns the client secret once.
 //
+// # Binding the second factor to the first
+//
+// Whatever travels through the browser can be edited there, login_hint included. Two things
+// keep a stolen password plus the attacker's own account from passing as the victim:
+//
+//   - Pushed authorization requests (RFC 9126, with Config.Pushed): the client's backend POSTs
+//     the authorization request to {BaseURL}/par/{tenant} with its client authentication and
+//     gets a one-time request_uri (201, {"request_uri","expires_in"}, 90 s by default); the
+//     browser then brings only client_id and request_uri to the authorization endpoint, which
+//     ignores every other parameter. Config.RequirePAR (all clients) and
+//     store.Client.RequirePAR (ClientSpec.RequirePAR, SetRequirePAR) refuse plain requests.
+//   - The ID token names the user who passed: sub (the visid id), preferred_username (the
+//     userName) and email (the primary email, when there is one). The relying party must check
+//     them against the user of its first factor; oidc2fa/rp does.
+//
+// # Replacing a factor
+//
+// A client's enrollment link (POST {BaseURL}/enroll/{tenant}) for a user who already has the
+// factor (FactorChecker) needs id_token_hint: an ID token of this provider, issued to that
+// client for that user, whose auth_time is at most Config.ReenrollmentMaxAge (5 minutes) old.
+// Without it the answer is 400 login_required, so a password alone never replaces the second
+// factor. An administrator's link (NewEnrollmentLink) may always replace it.
+//
+// # Limits
+//
+// The authorization endpoint and the POSTs of the login and enrollment pages, which anyone may
+// send, are limited per client address (Config.AddressLimiter, DefaultAddressRate a minute);
+// state, nonce and login_hint are at most 512 bytes, and parameters with NUL bytes or invalid
+// UTF-8 are refused.
+//
 // # Departures from the usual OpenID profile
 //
 //   - The token response has no access_token: golang.org/x/oauth2 cannot read it, so use
@@ -39,6 +70,7 @@
 //   - Client authentication is client_secret_post or client_secret_basic, checked before the
 //     code is touched, so a client that tries Basic first does not burn its code.
 //
-// Expired codes and interactions stay in the store until the host calls DeleteExpired on the
-// Codes and Interactions stores; the provider starts no goroutines.
+// Expired codes, interactions and pushed requests stay in the store until the host calls
+// DeleteExpired on the Codes, Interactions and PushedRequests stores; the provider starts no
+// goroutines.
 package oidc2fa

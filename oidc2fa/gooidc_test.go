@@ -50,8 +50,9 @@ var mountings = []mounting{
 // goOIDCFlow mounts the provider on a real HTTP server as m says and runs the whole second
 // factor with go-oidc as an independent relying party: discovery, the authorization in a
 // cookie-keeping browser, the code exchange by a plain POST (x/oauth2 cannot read a token
-// response without access_token), and the verification of the ID token by go-oidc.
-func goOIDCFlow(t *testing.T, m mounting) {
+// response without access_token), and the verification of the ID token by go-oidc. With par the
+// authorization request is pushed first (RFC 9126) to the endpoint discovery names.
+func goOIDCFlow(t *testing.T, m mounting, par bool) {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + m.path
 	e := newEnv(t, func(c *oidc2fa.Config) {
@@ -69,6 +70,7 @@ func goOIDCFlow(t *testing.T, m mounting) {
 	require.NoError(t, err, "go-oidc discovery")
 	var meta struct {
 		Algs []string `json:"id_token_signing_alg_values_supported"`
+		PAR  string   `json:"pushed_authorization_request_endpoint"`
 	}
 	require.NoError(t, provider.Claims(&meta))
 	assert.Equal(t, []string{"EdDSA"}, meta.Algs)
@@ -89,7 +91,21 @@ func goOIDCFlow(t *testing.T, m mounting) {
 		}
 		return nil
 	}}
-	resp, err := browser.Get(provider.Endpoint().AuthURL + "?" + params.Encode())
+	authURL := provider.Endpoint().AuthURL + "?" + params.Encode()
+	if par {
+		require.Equal(t, base+"/par/acme", meta.PAR)
+		params.Set("client_secret", e.secret)
+		resp, err := http.PostForm(meta.PAR, params)
+		require.NoError(t, err)
+		var pushed struct {
+			RequestURI string `json:"request_uri"`
+		}
+		require.Equal(t, http.StatusCreated, resp.StatusCode)
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&pushed))
+		resp.Body.Close()
+		authURL = provider.Endpoint().AuthURL + "?" + url.Values{"client_id": {e.client.ID}, "request_uri": {pushed.RequestURI}}.Encode()
+	}
+	resp, err := browser.Get(authURL)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
@@ -123,11 +139,15 @@ func goOIDCFlow(t *testing.T, m mounting) {
 	assert.Equal(t, nonce, idToken.Nonce)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), idToken.Expiry, time.Minute)
 	var claims struct {
-		AMR      []string `json:"amr"`
-		AuthTime int64    `json:"auth_time"`
+		AMR               []string `json:"amr"`
+		AuthTime          int64    `json:"auth_time"`
+		PreferredUsername string   `json:"preferred_username"`
+		Email             string   `json:"email"`
 	}
 	require.NoError(t, idToken.Claims(&claims))
 	assert.Equal(t, []string{"swk", "user"}, claims.AMR)
+	assert.Equal(t, "ann@example.com", claims.PreferredUsername)
+	assert.Equal(t, "ann.lee@example.com", claims.Email)
 	assert.InDelta(t, time.Now().Unix(), claims.AuthTime, 60)
 
 	_, err = provider.Verifier(&oidc.Config{ClientID: "client_other"}).Verify(ctx, tok.IDToken)
@@ -145,16 +165,15 @@ func goOIDCFlow(t *testing.T, m mounting) {
 }
 
 func TestGoOIDC(t *testing.T) {
-	goOIDCFlow(t, mounting{"under /oidc/ with StripPrefix", "/oidc", func(h http.Handler) http.Handler {
-		mux := http.NewServeMux()
-		mux.Handle("/oidc/", http.StripPrefix("/oidc", h))
-		mux.HandleFunc("/", hostApp)
-		return mux
-	}})
+	for _, par := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "pushed"}[par], func(t *testing.T) {
+			goOIDCFlow(t, mountings[1], par)
+		})
+	}
 }
 
 func TestMounting(t *testing.T) {
 	for _, m := range mountings {
-		t.Run(m.name, func(t *testing.T) { goOIDCFlow(t, m) })
+		t.Run(m.name, func(t *testing.T) { goOIDCFlow(t, m, true) })
 	}
 }

@@ -24,7 +24,9 @@ const openIDClientVersion = "6.8.9"
 
 // TestOpenIDClientNode runs a sign-in with npm's openid-client 6 against the provider, proving
 // what the README says: it accepts EdDSA, PKCE, client_secret_post and the iss parameter, and
-// reads the ID-token-only response once customFetch adds a placeholder access_token. It needs
+// reads the ID-token-only response once customFetch adds a placeholder access_token; and it
+// pushes the request (RFC 9126) with buildAuthorizationUrlWithPAR to a client that requires it.
+// It needs
 // Node.js and the npm registry; it skips without them, unless VISID_REQUIRE_SERVICES=1.
 func TestOpenIDClientNode(t *testing.T) {
 	if testing.Short() {
@@ -67,32 +69,43 @@ func TestOpenIDClientNode(t *testing.T) {
 	defer srv.Close()
 	b := e.mem.Backend()
 	const redirect = "http://127.0.0.1:9/callback"
-	secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{Tenant: "acme", Name: "node",
-		RedirectURIs: []string{redirect}})
-	require.NoError(t, err)
 	provider, err := oidc2fa.New(oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
-		Authenticator: &authtest.Authenticator{AutoApprove: true}, Signer: e.keys, BaseURL: srv.URL + "/oidc",
+		Pushed: b.Pushed, Authenticator: &authtest.Authenticator{AutoApprove: true}, Signer: e.keys, BaseURL: srv.URL + "/oidc",
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
-	run := exec.CommandContext(ctx, node, "openid-client.mjs", srv.URL+"/oidc/acme", client.ID, secret, redirect, "ann@example.com")
-	run.Dir = dir
-	out, err := run.Output()
-	var stderr []byte
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = ee.Stderr
+	for _, mode := range []string{"plain", "par"} {
+		t.Run(mode, func(t *testing.T) {
+			secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{Tenant: "acme", Name: "node",
+				RedirectURIs: []string{redirect}, RequirePAR: mode == "par"})
+			require.NoError(t, err)
+			run := exec.CommandContext(ctx, node, "openid-client.mjs", srv.URL+"/oidc/acme", client.ID, secret, redirect,
+				"ann@example.com", mode)
+			run.Dir = dir
+			out, err := run.Output()
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			require.NoError(t, err, "node: %s", stderr)
+			var got struct {
+				Sub, Iss, Aud     string
+				Nonce             bool
+				PreferredUsername string   `json:"preferred_username"`
+				BrowserParams     []string `json:"browser_params"`
+			}
+			require.NoError(t, json.Unmarshal(out, &got), "node printed: %s", out)
+			assert.Equal(t, e.user.ID, got.Sub)
+			assert.Equal(t, srv.URL+"/oidc/acme", got.Iss)
+			assert.Equal(t, client.ID, got.Aud)
+			assert.True(t, got.Nonce, "openid-client saw our nonce")
+			assert.Equal(t, "ann@example.com", got.PreferredUsername)
+			if mode == "par" {
+				assert.Equal(t, []string{"client_id", "request_uri"}, got.BrowserParams, "the browser carries nothing else")
+			}
+		})
 	}
-	require.NoError(t, err, "node: %s", stderr)
-	var got struct {
-		Sub, Iss, Aud string
-		Nonce         bool
-	}
-	require.NoError(t, json.Unmarshal(out, &got), "node printed: %s", out)
-	assert.Equal(t, e.user.ID, got.Sub)
-	assert.Equal(t, srv.URL+"/oidc/acme", got.Iss)
-	assert.Equal(t, client.ID, got.Aud)
-	assert.True(t, got.Nonce, "openid-client saw our nonce")
 }

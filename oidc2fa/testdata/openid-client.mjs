@@ -2,18 +2,19 @@
 // discovery, an authorization URL with PKCE, nonce, state and login_hint, the browser's
 // redirects (followed here with the provider's cookies), and the code grant. openid-client
 // refuses a token response without access_token, so the token endpoint's JSON is given a
-// placeholder one through customFetch, as visid's README says.
-// Usage: node openid-client.mjs ISSUER CLIENT_ID CLIENT_SECRET REDIRECT_URI LOGIN_HINT
+// placeholder one through customFetch, as visid's README says. With MODE "par" the request is
+// pushed first (RFC 9126) and the browser gets only client_id and request_uri.
+// Usage: node openid-client.mjs ISSUER CLIENT_ID CLIENT_SECRET REDIRECT_URI LOGIN_HINT [par]
 import * as client from 'openid-client';
 
-const [issuer, clientId, secret, redirectURI, hint] = process.argv.slice(2);
+const [issuer, clientId, secret, redirectURI, hint, mode] = process.argv.slice(2);
 const options = issuer.startsWith('http://') ? { execute: [client.allowInsecureRequests] } : {};
 const config = await client.discovery(new URL(issuer), clientId, secret, client.ClientSecretPost(secret), options);
 
 const verifier = client.randomPKCECodeVerifier();
 const state = client.randomState();
 const nonce = client.randomNonce();
-const url = client.buildAuthorizationUrl(config, {
+const params = {
   redirect_uri: redirectURI,
   scope: 'openid 2fa',
   code_challenge: await client.calculatePKCECodeChallenge(verifier),
@@ -21,7 +22,11 @@ const url = client.buildAuthorizationUrl(config, {
   state,
   nonce,
   login_hint: hint,
-});
+};
+const url = mode === 'par'
+  ? await client.buildAuthorizationUrlWithPAR(config, params)
+  : client.buildAuthorizationUrl(config, params);
+const browserParams = [...url.searchParams.keys()].sort();
 
 let next = url.href;
 const cookies = [];
@@ -47,4 +52,7 @@ const tokens = await client.authorizationCodeGrant(config, new URL(next), {
   idTokenExpected: true,
 });
 const claims = tokens.claims();
-console.log(JSON.stringify({ sub: claims.sub, iss: claims.iss, aud: claims.aud, nonce: claims.nonce === nonce }));
+console.log(JSON.stringify({
+  sub: claims.sub, iss: claims.iss, aud: claims.aud, nonce: claims.nonce === nonce,
+  preferred_username: claims.preferred_username, browser_params: browserParams,
+}));
