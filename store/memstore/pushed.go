@@ -34,10 +34,11 @@ func (ps *PushedRequests) Create(ctx context.Context, r store.PushedRequest) err
 	case r.Expires.IsZero():
 		return fmt.Errorf("pushed request without expiry: %w", store.ErrInvalid)
 	}
+	// The tenant's read lock is held while the request is stored, so a Tenants.Delete, which
+	// removes the tenant's requests under the write lock, comes wholly before or after.
 	ps.s.mu.RLock()
-	_, ok := ps.s.tenants[r.Tenant]
-	ps.s.mu.RUnlock()
-	if !ok {
+	defer ps.s.mu.RUnlock()
+	if _, ok := ps.s.tenants[r.Tenant]; !ok {
 		return fmt.Errorf("tenant %q: %w", r.Tenant, store.ErrNotFound)
 	}
 	tbl := &ps.s.pushed
@@ -83,4 +84,15 @@ func (ps *PushedRequests) DeleteExpired(ctx context.Context, now time.Time) (int
 		}
 	}
 	return n, nil
+}
+
+// deleteTenant removes every request of tenant.
+func (tbl *pushedTable) deleteTenant(tenant string) {
+	tbl.mu.Lock()
+	defer tbl.mu.Unlock()
+	for h, r := range tbl.byHash {
+		if r.Tenant == tenant {
+			delete(tbl.byHash, h)
+		}
+	}
 }

@@ -173,6 +173,9 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	s.mu.Lock()
 	t, ok := s.tenants[id]
 	delete(s.tenants, id)
+	if ok {
+		s.pushed.deleteTenant(id) // under s.mu, so no Create for the tenant comes between
+	}
 	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)

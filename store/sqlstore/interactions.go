@@ -17,11 +17,11 @@ type Interactions struct{ s *Store }
 var _ store.Interactions = (*Interactions)(nil)
 
 const interactionColumns = `id, purpose, tenant, client_id, redirect_uri, state, nonce, challenge, login_hint, subject,
-	created, expires, auth_state`
+	created, expires, auth_state, replace_factor`
 
 func interactionArgs(i *store.Interaction) []any {
 	return []any{i.ID, i.Purpose, i.Tenant, i.ClientID, i.RedirectURI, i.State, i.Nonce, i.Challenge, i.LoginHint,
-		i.Subject, nanos(i.Created), i.Expires.UnixNano(), i.AuthState}
+		i.Subject, nanos(i.Created), i.Expires.UnixNano(), i.AuthState, i.ReplaceFactor}
 }
 
 // Create implements store.Interactions.
@@ -34,7 +34,7 @@ func (is *Interactions) Create(ctx context.Context, i store.Interaction) error {
 	}
 	return is.s.write(ctx, func(tx *txn) error {
 		n, err := tx.affected(ctx, `INSERT INTO interactions (`+interactionColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, interactionArgs(&i)...)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, interactionArgs(&i)...)
 		if err == nil && n == 0 {
 			err = fmt.Errorf("interaction: id taken: %w", store.ErrConflict)
 		}
@@ -73,8 +73,8 @@ func (is *Interactions) Update(ctx context.Context, id string, fn func(*store.In
 		}
 		args := interactionArgs(work)
 		if _, err := tx.exec(ctx, `UPDATE interactions SET purpose = ?, tenant = ?, client_id = ?, redirect_uri = ?,
-			state = ?, nonce = ?, challenge = ?, login_hint = ?, subject = ?, created = ?, expires = ?, auth_state = ?
-			WHERE id = ?`, append(args[1:], id)...); err != nil {
+			state = ?, nonce = ?, challenge = ?, login_hint = ?, subject = ?, created = ?, expires = ?, auth_state = ?,
+			replace_factor = ? WHERE id = ?`, append(args[1:], id)...); err != nil {
 			return err
 		}
 		out, err = scanInteraction(tx.queryRow(ctx, `SELECT `+interactionColumns+` FROM interactions WHERE id = ?`, id))
@@ -125,7 +125,7 @@ func scanInteraction(row scanner) (*store.Interaction, error) {
 	var created sql.NullInt64
 	var expires int64
 	if err := row.Scan(&i.ID, &i.Purpose, &i.Tenant, &i.ClientID, &i.RedirectURI, &i.State, &i.Nonce, &i.Challenge,
-		&i.LoginHint, &i.Subject, &created, &expires, &i.AuthState); err != nil {
+		&i.LoginHint, &i.Subject, &created, &expires, &i.AuthState, &i.ReplaceFactor); err != nil {
 		return nil, err
 	}
 	i.Created = fromNanos(created)

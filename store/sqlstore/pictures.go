@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/visid/visid/store"
 )
@@ -17,7 +18,7 @@ type Pictures struct{ s *Store }
 var _ store.PictureCredentials = (*Pictures)(nil)
 
 const pictureColumns = `tenant, user_id, scheme, image, image_digest, points, tolerance, offsets, pepper_id, salt, hash,
-	argon_time, argon_memory, argon_threads, failures, created, updated`
+	argon_time, argon_memory, argon_threads, failures, created, updated, last_failure`
 
 // Get implements store.PictureCredentials.
 func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.PictureCredential, error) {
@@ -38,6 +39,18 @@ func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.Pict
 
 // Put implements store.PictureCredentials.
 func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
+	return ps.put(ctx, c, true)
+}
+
+// Create implements store.PictureCredentials: the INSERT does nothing when the user has a
+// credential, so of concurrent Creates exactly one writes a row.
+func (ps *Pictures) Create(ctx context.Context, c store.PictureCredential) error {
+	return ps.put(ctx, c, false)
+}
+
+// put stores c, replacing the user's credential when replace is set and failing with
+// ErrConflict when it is not and the user has one.
+func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace bool) error {
 	switch {
 	case c.UserID == "":
 		return fmt.Errorf("picture credential without user: %w", store.ErrInvalid)
@@ -48,6 +61,15 @@ func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
 	if err != nil {
 		return err
 	}
+	conflict := `DO NOTHING`
+	if replace {
+		conflict = `DO UPDATE SET scheme = excluded.scheme, image = excluded.image,
+				image_digest = excluded.image_digest, points = excluded.points, tolerance = excluded.tolerance,
+				offsets = excluded.offsets, pepper_id = excluded.pepper_id, salt = excluded.salt, hash = excluded.hash,
+				argon_time = excluded.argon_time, argon_memory = excluded.argon_memory,
+				argon_threads = excluded.argon_threads, failures = 0, created = excluded.created,
+				updated = excluded.updated, last_failure = NULL`
+	}
 	return ps.s.write(ctx, func(tx *txn) error {
 		ok, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, c.Tenant, c.UserID)
 		if err != nil {
@@ -56,18 +78,16 @@ func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
 		if !ok {
 			return fmt.Errorf("user %q: %w", c.UserID, store.ErrNotFound)
 		}
-		_, err = tx.exec(ctx, `INSERT INTO pictures (`+pictureColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
-			ON CONFLICT (tenant, user_id) DO UPDATE SET scheme = excluded.scheme, image = excluded.image,
-				image_digest = excluded.image_digest, points = excluded.points, tolerance = excluded.tolerance,
-				offsets = excluded.offsets, pepper_id = excluded.pepper_id, salt = excluded.salt, hash = excluded.hash,
-				argon_time = excluded.argon_time, argon_memory = excluded.argon_memory,
-				argon_threads = excluded.argon_threads, failures = 0, created = excluded.created,
-				updated = excluded.updated`,
+		n, err := tx.affected(ctx, `INSERT INTO pictures (`+pictureColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)
+			ON CONFLICT (tenant, user_id) `+conflict,
 			c.Tenant, c.UserID, c.Scheme, c.Image, c.ImageDigest, c.Points, c.Tolerance, string(offsets), c.PepperID,
 			c.Salt, c.Hash, int64(c.ArgonTime), int64(c.ArgonMemory), int64(c.ArgonThreads), nanos(c.Created), nanos(c.Updated))
-		if isForeignKey(err) {
+		switch {
+		case isForeignKey(err):
 			return fmt.Errorf("user %q: %w", c.UserID, store.ErrNotFound)
+		case err == nil && n == 0:
+			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
 		}
 		return err
 	})
@@ -107,11 +127,11 @@ func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 
 // AddFailure implements store.PictureCredentials: one UPDATE … RETURNING, so each of concurrent
 // calls gets its own count.
-func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string) (int, error) {
+func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error) {
 	var n int
 	err := ps.s.write(ctx, func(tx *txn) error {
-		err := tx.queryRow(ctx, `UPDATE pictures SET failures = failures + 1 WHERE tenant = ? AND user_id = ? RETURNING failures`,
-			tenant, userID).Scan(&n)
+		err := tx.queryRow(ctx, `UPDATE pictures SET failures = failures + 1, last_failure = ? WHERE tenant = ? AND user_id = ?
+			RETURNING failures`, nanos(at), tenant, userID).Scan(&n)
 		if errors.Is(err, sql.ErrNoRows) {
 			return pictureNotFound(userID)
 		}
@@ -126,7 +146,7 @@ func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string) (int,
 // ResetFailures implements store.PictureCredentials.
 func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) error {
 	return ps.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0 WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, last_failure = NULL WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
 		}
@@ -150,15 +170,16 @@ func scanPicture(row scanner) (*store.PictureCredential, error) {
 	var c store.PictureCredential
 	var offsets string
 	var argonTime, argonMemory, argonThreads int64
-	var created, updated sql.NullInt64
+	var created, updated, lastFailure sql.NullInt64
 	if err := row.Scan(&c.Tenant, &c.UserID, &c.Scheme, &c.Image, &c.ImageDigest, &c.Points, &c.Tolerance, &offsets,
-		&c.PepperID, &c.Salt, &c.Hash, &argonTime, &argonMemory, &argonThreads, &c.Failures, &created, &updated); err != nil {
+		&c.PepperID, &c.Salt, &c.Hash, &argonTime, &argonMemory, &argonThreads, &c.Failures, &created, &updated,
+		&lastFailure); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(offsets), &c.Offsets); err != nil {
 		return nil, fmt.Errorf("picture credential of user %q: offsets: %w", c.UserID, err)
 	}
 	c.ArgonTime, c.ArgonMemory, c.ArgonThreads = uint32(argonTime), uint32(argonMemory), uint8(argonThreads)
-	c.Created, c.Updated = fromNanos(created), fromNanos(updated)
+	c.Created, c.Updated, c.LastFailure = fromNanos(created), fromNanos(updated), fromNanos(lastFailure)
 	return &c, nil
 }

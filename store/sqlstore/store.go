@@ -203,6 +203,7 @@ func (s *Store) Backend() store.Backend {
 		Clients:      s.Clients(),
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
+		Pushed:       s.PushedRequests(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 	}
@@ -228,6 +229,9 @@ func (s *Store) Codes() *Codes { return &Codes{s} }
 
 // Interactions returns the store's store.Interactions.
 func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// PushedRequests returns the store's store.PushedRequests.
+func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }

@@ -35,6 +35,7 @@ func clientTests() []test {
 		{"DeleteGet", testClientDeleteGet},
 		{"DeleteNotFound", testClientDeleteNotFound},
 		{"DeleteKeepsCodes", testClientDeleteKeepsCodes},
+		{"RequirePARKept", testClientRequirePAR},
 	}
 }
 
@@ -459,4 +460,33 @@ func testClientDeleteKeepsCodes(t *testing.T, b store.Backend) {
 	got, err := b.Codes.Consume(ctx(), code.Hash)
 	require.NoError(t, err, "Consume of a code of a deleted client")
 	assert.Equal(t, normCode(code), normCode(*got))
+}
+
+// RequirePAR is kept by Create, Get, List and Update like every other field.
+func testClientRequirePAR(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	strict := newClient(acme, "client_strict", "strict")
+	strict.RequirePAR = true
+	mustClient(t, b, strict)
+	mustClient(t, b, newClient(acme, "client_plain", "plain"))
+	assert.True(t, mustGetClient(t, b, acme, "client_strict").RequirePAR, "Create and Get")
+	assert.False(t, mustGetClient(t, b, acme, "client_plain").RequirePAR)
+	list, err := b.Clients.List(ctx(), acme)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, []bool{true, false}, []bool{list[0].RequirePAR, list[1].RequirePAR}, "List")
+
+	got, err := b.Clients.Update(ctx(), acme, "client_plain", func(c *store.Client) error {
+		c.RequirePAR = true
+		return nil
+	})
+	require.NoError(t, err)
+	assert.True(t, got.RequirePAR, "Update stores what fn leaves")
+	assert.True(t, mustGetClient(t, b, acme, "client_plain").RequirePAR)
+	got, err = b.Clients.Update(ctx(), acme, "client_strict", func(c *store.Client) error {
+		c.Name = "renamed"
+		return nil
+	})
+	require.NoError(t, err)
+	assert.True(t, got.RequirePAR, "an Update that does not touch it keeps it")
 }

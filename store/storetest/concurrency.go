@@ -37,6 +37,8 @@ func concurrencyTests() []test {
 		{"InteractionUpdatesAllTakeEffect", testConcurrentInteractionUpdates},
 		{"CreateSameInteractionID", testConcurrentCreateSameInteractionID},
 		{"PictureFailuresCountedOnce", testConcurrentAddFailure},
+		{"PictureCreateOnce", testConcurrentPictureCreate},
+		{"PushedRequestConsumedOnce", testConcurrentPushedConsume},
 	}
 }
 
@@ -463,7 +465,7 @@ func testConcurrentAddFailure(t *testing.T, b store.Backend) {
 	counts := make([]int, n)
 	errs := parallel(n, func(i int) error {
 		var err error
-		counts[i], err = b.Pictures.AddFailure(ctx(), acme, u.ID)
+		counts[i], err = b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 		return err
 	})
 	for _, err := range errs {
@@ -474,4 +476,31 @@ func testConcurrentAddFailure(t *testing.T, b store.Backend) {
 		require.Equal(t, i+1, c, "counts %v", counts)
 	}
 	assert.Equal(t, n, mustGetPicture(t, b, acme, u.ID).Failures)
+}
+
+// PictureCredentials.Create: of concurrent first enrollments of one user exactly one stores its
+// credential; the others get ErrConflict.
+func testConcurrentPictureCreate(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	const n = 20
+	errs := parallel(n, func(i int) error {
+		return b.Pictures.Create(ctx(), newPicture(acme, u.ID, fmt.Sprintf("%c", 'a'+i)))
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	assert.Equal(t, newPicture(acme, u.ID, fmt.Sprintf("%c", 'a'+winner)).Hash, mustGetPicture(t, b, acme, u.ID).Hash)
+}
+
+// PushedRequests.Consume: of concurrent consumers of one request exactly one gets it; the
+// others get ErrNotFound.
+func testConcurrentPushedConsume(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	r := newPushed(acme, "client_a", "once")
+	mustPushed(t, b, r)
+	const n = 20
+	errs := parallel(n, func(int) error {
+		_, err := b.Pushed.Consume(ctx(), acme, "client_a", r.Hash, pushedNow())
+		return err
+	})
+	exactlyOneWins(t, errs, store.ErrNotFound)
 }

@@ -32,6 +32,7 @@ func interactionTests() []test {
 		{"TakeRemoves", testInteractionTakeRemoves},
 		{"TakeNotFound", testInteractionTakeNotFound},
 		{"DeleteExpired", testInteractionDeleteExpired},
+		{"ReplaceFactorKept", testInteractionReplaceFactor},
 	}
 }
 
@@ -96,6 +97,7 @@ func testInteractionCreateGet(t *testing.T, b store.Backend) {
 	bare := store.Interaction{ID: interactionID("bare"), Tenant: acme, Expires: interactionExpires()}
 	enroll := newInteraction(acme, "enroll")
 	enroll.Purpose, enroll.ClientID, enroll.RedirectURI, enroll.Nonce, enroll.Challenge = store.PurposeEnroll, "", "", "", ""
+	enroll.ReplaceFactor = true
 	mustInteraction(t, b, in)
 	mustInteraction(t, b, bare)
 	mustInteraction(t, b, enroll)
@@ -416,4 +418,33 @@ func testInteractionDeleteExpired(t *testing.T, b store.Backend) {
 	n, err = b.Interactions.DeleteExpired(ctx(), now.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "an hour later")
+}
+
+// ReplaceFactor is kept by Create, Update and Take like every other field.
+func testInteractionReplaceFactor(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	in := newInteraction(acme, "replace")
+	in.Purpose, in.ReplaceFactor = store.PurposeEnrollLink, true
+	mustInteraction(t, b, in)
+	assert.True(t, mustGetInteraction(t, b, in.ID).ReplaceFactor, "Create and Get")
+	got, err := b.Interactions.Update(ctx(), in.ID, func(i *store.Interaction) error {
+		assert.True(t, i.ReplaceFactor, "fn sees it")
+		i.AuthState = []byte("x")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.True(t, got.ReplaceFactor, "an Update that does not touch it keeps it")
+	got, err = b.Interactions.Update(ctx(), in.ID, func(i *store.Interaction) error {
+		i.ReplaceFactor = false
+		return nil
+	})
+	require.NoError(t, err)
+	assert.False(t, got.ReplaceFactor, "Update stores what fn leaves")
+	assert.False(t, mustGetInteraction(t, b, in.ID).ReplaceFactor)
+	other := newInteraction(acme, "replace too")
+	other.ReplaceFactor = true
+	mustInteraction(t, b, other)
+	taken, err := b.Interactions.Take(ctx(), other.ID)
+	require.NoError(t, err)
+	assert.True(t, taken.ReplaceFactor, "Take returns it")
 }

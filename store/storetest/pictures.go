@@ -22,6 +22,10 @@ func pictureTests() []test {
 		{"OtherTenantNotFound", testPictureOtherTenant},
 		{"ReturnsCopies", testPictureReturnsCopies},
 		{"AddFailureCounts", testPictureAddFailure},
+		{"AddFailureSetsLastFailure", testPictureAddFailureLastFailure},
+		{"CreateFirst", testPictureCreate},
+		{"CreateConflictKeepsTheCredential", testPictureCreateConflict},
+		{"CreateInvalidOrUnknownUser", testPictureCreateInvalid},
 		{"AddFailureNotFound", testPictureAddFailureNotFound},
 		{"ResetFailures", testPictureResetFailures},
 		{"ResetFailuresNotFound", testPictureResetFailuresNotFound},
@@ -35,6 +39,9 @@ func pictureTests() []test {
 		{"GoesWithTenant", testPictureGoesWithTenant},
 	}
 }
+
+// failedAt is when the tests' failed attempts happen.
+var failedAt = day(6, 2, 8*time.Hour)
 
 // newPicture returns a credential of user in tenant whose hash is derived from seed.
 func newPicture(tenant, userID, seed string) store.PictureCredential {
@@ -60,7 +67,7 @@ func newPicture(tenant, userID, seed string) store.PictureCredential {
 
 // normPicture makes p comparable with assert.Equal: times in UTC, empty slices nil.
 func normPicture(p store.PictureCredential) store.PictureCredential {
-	p.Created, p.Updated = p.Created.UTC(), p.Updated.UTC()
+	p.Created, p.Updated, p.LastFailure = p.Created.UTC(), p.Updated.UTC(), p.LastFailure.UTC()
 	for _, b := range []*[]byte{&p.ImageDigest, &p.Salt, &p.Hash} {
 		if len(*b) == 0 {
 			*b = nil
@@ -126,7 +133,7 @@ func testPicturePutUnknownUser(t *testing.T, b store.Backend) {
 func testPicturePutReplaces(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for range 3 {
-		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 		require.NoError(t, err)
 	}
 	again := newPicture(acme, u.ID, "b")
@@ -152,7 +159,7 @@ func testPictureOtherTenant(t *testing.T, b store.Backend) {
 	mustTenant(t, b, "globex")
 	_, err := b.Pictures.Get(ctx(), "globex", u.ID)
 	require.ErrorIs(t, err, store.ErrNotFound, "Get")
-	_, err = b.Pictures.AddFailure(ctx(), "globex", u.ID)
+	_, err = b.Pictures.AddFailure(ctx(), "globex", u.ID, failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "AddFailure")
 	require.ErrorIs(t, b.Pictures.Delete(ctx(), "globex", u.ID), store.ErrNotFound, "Delete")
 	require.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
@@ -178,7 +185,7 @@ func testPictureReturnsCopies(t *testing.T, b store.Backend) {
 func testPictureAddFailure(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for want := 1; want <= 6; want++ {
-		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 		require.NoError(t, err)
 		require.Equal(t, want, n)
 	}
@@ -188,21 +195,22 @@ func testPictureAddFailure(t *testing.T, b store.Backend) {
 func testPictureAddFailureNotFound(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	u := mustUser(t, b, acme, "alice")
-	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "a user without a credential")
-	_, err = b.Pictures.AddFailure(ctx(), acme, "user_nobody")
+	_, err = b.Pictures.AddFailure(ctx(), acme, "user_nobody", failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "an unknown user")
 }
 
 func testPictureResetFailures(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for range 5 {
-		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 		require.NoError(t, err)
 	}
 	require.NoError(t, b.Pictures.ResetFailures(ctx(), acme, u.ID))
 	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
-	n, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	assert.True(t, mustGetPicture(t, b, acme, u.ID).LastFailure.IsZero(), "an unlock clears LastFailure")
+	n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "counting starts again")
 }
@@ -215,7 +223,7 @@ func testPictureResetFailuresNotFound(t *testing.T, b store.Backend) {
 
 func testPictureRehash(t *testing.T, b store.Backend) {
 	p, u := enrolled(t, b)
-	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
 	require.NoError(t, err)
 	re := newPicture(acme, u.ID, "z")
 	re.Scheme, re.PepperID = 2, "p2"
@@ -228,7 +236,7 @@ func testPictureRehash(t *testing.T, b store.Backend) {
 	want := p
 	want.Scheme, want.PepperID, want.Salt, want.Hash = 2, "p2", re.Salt, re.Hash
 	want.ArgonTime, want.ArgonMemory, want.ArgonThreads, want.Updated = 3, 64*1024, 2, re.Updated
-	want.Failures = 1
+	want.Failures, want.LastFailure = 1, failedAt
 	assert.Equal(t, normPicture(want), normPicture(*mustGetPicture(t, b, acme, u.ID)))
 }
 
@@ -286,4 +294,57 @@ func testPictureGoesWithTenant(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	_, err := b.Pictures.Get(ctx(), acme, u.ID)
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func testPictureAddFailureLastFailure(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	assert.True(t, mustGetPicture(t, b, acme, u.ID).LastFailure.IsZero(), "no failure yet")
+	for i, at := range []time.Time{failedAt, failedAt.Add(90 * time.Second), failedAt.Add(time.Hour + time.Nanosecond)} {
+		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, at)
+		require.NoError(t, err)
+		require.Equal(t, i+1, n)
+		got := mustGetPicture(t, b, acme, u.ID)
+		assert.True(t, got.LastFailure.Equal(at), "LastFailure %s, want %s", got.LastFailure, at)
+	}
+	mustPicture(t, b, newPicture(acme, u.ID, "b"))
+	assert.True(t, mustGetPicture(t, b, acme, u.ID).LastFailure.IsZero(), "enrolling again clears LastFailure")
+}
+
+func testPictureCreate(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	p := newPicture(acme, u.ID, "a")
+	p.Failures, p.LastFailure = 3, failedAt // ignored: a new credential has no failures
+	require.NoError(t, b.Pictures.Create(ctx(), p))
+	p.Failures, p.LastFailure = 0, time.Time{}
+	assert.Equal(t, normPicture(p), normPicture(*mustGetPicture(t, b, acme, u.ID)))
+}
+
+func testPictureCreateConflict(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+	require.NoError(t, err)
+	err = b.Pictures.Create(ctx(), newPicture(acme, u.ID, "b"))
+	require.ErrorIs(t, err, store.ErrConflict)
+	want := p
+	want.Failures, want.LastFailure = 1, failedAt
+	assert.Equal(t, normPicture(want), normPicture(*mustGetPicture(t, b, acme, u.ID)), "nothing changed")
+}
+
+func testPictureCreateInvalid(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	for name, edit := range map[string]func(*store.PictureCredential){
+		"no user": func(p *store.PictureCredential) { p.UserID = "" },
+		"no hash": func(p *store.PictureCredential) { p.Hash = nil },
+		"no salt": func(p *store.PictureCredential) { p.Salt = nil },
+	} {
+		p := newPicture(acme, u.ID, "a")
+		edit(&p)
+		require.ErrorIs(t, b.Pictures.Create(ctx(), p), store.ErrInvalid, name)
+	}
+	require.ErrorIs(t, b.Pictures.Create(ctx(), newPicture(acme, "user_nobody", "a")), store.ErrNotFound, "unknown user")
+	require.ErrorIs(t, b.Pictures.Create(ctx(), newPicture("nowhere", u.ID, "a")), store.ErrNotFound, "unknown tenant")
+	_, err := b.Pictures.Get(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing stored")
 }

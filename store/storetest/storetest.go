@@ -42,6 +42,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Clients", clientTests()},
 		{"Codes", codeTests()},
 		{"Interactions", interactionTests()},
+		{"PushedRequests", pushedTests()},
 		{"Pictures", pictureTests()},
 		{"SigningKeys", signingKeyTests()},
 		{"Paging", pagingTests()},
@@ -76,6 +77,7 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Clients", b.Clients == nil},
 		{"Codes", b.Codes == nil},
 		{"Interactions", b.Interactions == nil},
+		{"Pushed", b.Pushed == nil},
 		{"Pictures", b.Pictures == nil},
 		{"SigningKeys", b.SigningKeys == nil},
 	} {
