@@ -24,12 +24,28 @@
 // time, and at most Config.MaxConcurrentHashes argon2id computations run at once. Points are
 // never stored in the clear and never logged.
 //
-// Failures are counted in the store (store.PictureCredentials), before the points are checked,
-// so the count is shared by every instance and cannot be raced past; a success resets it, and
-// enrolling again or Authenticator.Unlock clears a lock. A wrong picture, an unknown, inactive
-// or unenrolled user and a locked user look the same to the person: the same page (an image
-// chosen by a keyed hash of the login hint when there is no credential), the same message, one
-// argon2id computation each; the log says which it was.
+// Failures are counted in the store (store.PictureCredentials), with the time of the last, before
+// the points are checked, so the count is shared by every instance and cannot be raced past. The
+// lock backs off: the MaxFailures-th failure in a row locks the factor for Config.LockBase
+// (default 1 minute) from that failure, and each further failure — attempts during a lock count
+// too — doubles it, up to Config.LockMax (default 1 hour). While it lasts the right points are
+// refused like wrong ones; when it has ended, of several attempts sent at once only the first
+// counted is checked. A success resets the count; enrolling again or Authenticator.Unlock (an
+// administrator's) ends a lock, and Authenticator.LockedUntil says until when one lasts. Since
+// anyone who knows a user's login hint can start attempts, a deployment whose users must not be
+// able to lock each other out requires pushed authorization requests at the provider
+// (oidc2fa.Config.RequirePAR), so that only the application that checked the password can start
+// one.
+//
+// Every sign-in gets MaxFailures attempts, whatever the user's stored count. A wrong picture, an
+// unknown, inactive or unenrolled user and a locked user look the same to the person: the same
+// page (an image chosen by a keyed hash of the login hint, folded as the store folds userNames,
+// when there is no credential), the same message, the same number of attempts, one argon2id
+// computation each; the log says which it was.
+//
+// Enrollment through a client's link sets up a first picture password only
+// (PictureCredentials.Create); replacing one needs an administrator's link or a client's proof of
+// a recent sign-in with the current factor (oidc2fa.Enrollment.Replace), and is logged at Warn.
 //
 // # The pages and their form fields
 //

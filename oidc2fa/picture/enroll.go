@@ -2,11 +2,13 @@ package picture
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/store"
 )
 
 // enrollState is what the enrollment pages keep in the interaction between requests. It never
@@ -118,11 +120,31 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 			return
 		}
 	}
-	if err := a.Enroll(ctx, e.Tenant, e.Subject, name, points); err != nil {
+	// Only an enrollment that may replace the factor (an administrator's link, or a client's
+	// with proof of a recent sign-in) replaces one; the others set up a first factor only.
+	had := false
+	if e.Replace {
+		var err error
+		if had, err = a.HasFactor(ctx, e.Tenant, e.Subject); err != nil {
+			a.internal(w, r, err)
+			return
+		}
+	}
+	err := a.enroll(ctx, e.Tenant, e.Subject, name, points, e.Replace)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		a.log.WarnContext(ctx, "picture enrollment refused: the user has a picture password and this enrollment may not replace it",
+			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
+		e.Cancel(w, r)
+		return
+	case err != nil:
 		a.internal(w, r, err)
 		return
+	case had:
+		a.log.WarnContext(ctx, "picture password replaced", "tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID, "image", name)
+	default:
+		a.log.InfoContext(ctx, "picture password enrolled", "tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID, "image", name)
 	}
-	a.log.InfoContext(ctx, "picture password enrolled", "tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID, "image", name)
 	if e.Client.ID != "" {
 		e.Done(w, r)
 		return

@@ -8,10 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/schema"
 )
 
 // absentUser is looked up when the login hint named nobody, so that an unknown user costs the
@@ -140,22 +140,27 @@ func (a *Authenticator) challenge(ctx context.Context, l *oidc2fa.Login) (*chall
 // the tenant and the hint, so the same hint always shows the same image, as a real user's does.
 func (a *Authenticator) decoyImage(l *oidc2fa.Login) *image {
 	m := hmac.New(sha256.New, a.hash.current.Key)
-	m.Write([]byte("visid picture decoy\x00" + l.Tenant + "\x00" + strings.ToLower(l.LoginHint)))
+	// Folded as the store folds userNames, so hints that name one user show one image.
+	m.Write([]byte("visid picture decoy\x00" + l.Tenant + "\x00" + schema.Fold(l.LoginHint)))
 	n := binary.BigEndian.Uint64(m.Sum(nil))
 	return a.images.list[n%uint64(len(a.images.list))]
 }
 
 // attempt checks the points of a POST. Every path spends one argon2id hash and the same store
 // calls, so a wrong picture, an unknown, inactive or unenrolled user and a locked one take the
-// same time and get the same answer; only the log tells them apart.
+// same time and get the same answer; only the log tells them apart. Every sign-in gets
+// MaxFailures attempts, whatever the user's stored count: an attempt on a locked factor is
+// answered as a wrong picture and never checked.
 func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, st loginState) {
 	ctx := r.Context()
 	st.Attempts++
+	now := a.now()
 	points, perr := ParsePoints(r.PostFormValue("points"), ch.points)
-	reason, lockedNow := ch.reason, false
+	reason := ch.reason
+	lockedAtRead := ch.cred != nil && !a.lockedUntil(ch.cred.Failures, ch.cred.LastFailure, now).IsZero()
 	// The failure is counted before the points are checked, so concurrent attempts cannot
 	// run past the limit; a success resets the count.
-	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject)
+	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, now)
 	switch {
 	case reason != "":
 	case errors.Is(err, store.ErrNotFound):
@@ -163,10 +168,12 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	case err != nil:
 		a.internal(w, r, err)
 		return
-	case count > a.maxFailures:
+	case lockedAtRead || count > a.maxFailures && count != ch.cred.Failures+1:
+		// Locked, or the count moved past the limit under concurrent attempts: after a lock
+		// ends, only the first attempt is checked.
 		reason = "locked"
 	case perr != nil:
-		reason, lockedNow = "malformed points", count == a.maxFailures
+		reason = "malformed points"
 	default:
 		ok, err := a.hash.verify(ctx, ch.cred, points)
 		if err != nil {
@@ -177,7 +184,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			a.succeed(w, r, l, ch, points)
 			return
 		}
-		reason, lockedNow = "wrong picture", count == a.maxFailures
+		reason = "wrong picture"
 	}
 	if reason != "wrong picture" {
 		if err := a.hash.decoy(ctx); err != nil {
@@ -185,18 +192,19 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 	}
+	locked := ch.cred != nil && count >= a.maxFailures
 	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
-		"client", l.Client.ID, "reason", reason, "attempt", st.Attempts, "locked", lockedNow || reason == "locked")
-	switch {
-	case lockedNow:
-		a.log.WarnContext(ctx, "picture login locked after too many failures", "tenant", l.Tenant, "subject", l.Subject)
-		l.Fail(w, r, oidc2fa.Locked)
-		return
-	case st.Attempts >= a.maxFailures && reason == "locked":
-		l.Fail(w, r, oidc2fa.Locked)
-		return
-	case st.Attempts >= a.maxFailures:
-		l.Fail(w, r, oidc2fa.Denied)
+		"client", l.Client.ID, "reason", reason, "attempt", st.Attempts, "locked", locked)
+	if locked && reason != "not enrolled" {
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "tenant", l.Tenant, "subject", l.Subject,
+			"failures", count, "until", a.lockedUntil(count, now, now))
+	}
+	if st.Attempts >= a.maxFailures {
+		if locked {
+			l.Fail(w, r, oidc2fa.Locked)
+		} else {
+			l.Fail(w, r, oidc2fa.Denied)
+		}
 		return
 	}
 	st.Failed = true

@@ -12,9 +12,17 @@ import (
 	"github.com/visid/visid/store"
 )
 
-// DefaultMaxFailures is how many wrong attempts in a row lock the factor when
-// Config.MaxFailures is 0.
-const DefaultMaxFailures = 5
+// Defaults of the lock.
+const (
+	// DefaultMaxFailures is how many wrong attempts in a row lock the factor when
+	// Config.MaxFailures is 0.
+	DefaultMaxFailures = 5
+	// DefaultLockBase is how long the MaxFailures-th failure in a row locks the factor when
+	// Config.LockBase is 0.
+	DefaultLockBase = time.Minute
+	// DefaultLockMax is the longest a lock lasts when Config.LockMax is 0.
+	DefaultLockMax = time.Hour
+)
 
 // Config configures the picture login. Credentials and Peppers are required; every other field
 // has the default its comment gives.
@@ -46,9 +54,14 @@ type Config struct {
 	// logins uses at most MaxConcurrentHashes × Argon2.MemoryKiB of memory; the others wait.
 	// 0: runtime.GOMAXPROCS(0).
 	MaxConcurrentHashes int
-	// MaxFailures is how many wrong attempts in a row lock the factor for a user; one login
-	// flow also ends after that many attempts. 0: DefaultMaxFailures.
+	// MaxFailures is how many wrong attempts in a row lock the factor for a user; every login
+	// flow also ends after that many attempts, whatever the user's count. 0: DefaultMaxFailures.
 	MaxFailures int
+	// LockBase is how long the MaxFailures-th failure in a row locks the factor, counted from
+	// that failure; each further failure doubles it (attempts during a lock count too), up to
+	// LockMax. A success or an Unlock ends it. 0: DefaultLockBase; LockMax 0: DefaultLockMax.
+	LockBase time.Duration
+	LockMax  time.Duration
 
 	// Logger receives the outcome of every attempt (with the reason: wrong picture, unknown,
 	// inactive or not enrolled user, locked); never the points. nil: slog.Default().
@@ -65,6 +78,8 @@ type Authenticator struct {
 	points      int
 	tolerance   int
 	maxFailures int
+	lockBase    time.Duration
+	lockMax     time.Duration
 	log         *slog.Logger
 	now         func() time.Time
 }
@@ -72,6 +87,7 @@ type Authenticator struct {
 var (
 	_ oidc2fa.Authenticator = (*Authenticator)(nil)
 	_ oidc2fa.Enroller      = (*Authenticator)(nil)
+	_ oidc2fa.FactorChecker = (*Authenticator)(nil)
 )
 
 // New returns the picture login of cfg. It starts no goroutines.
@@ -93,6 +109,8 @@ func New(cfg Config) (*Authenticator, error) {
 		points:      orInt(cfg.Points, DefaultPoints),
 		tolerance:   orInt(cfg.Tolerance, DefaultTolerance),
 		maxFailures: orInt(cfg.MaxFailures, DefaultMaxFailures),
+		lockBase:    cfg.LockBase,
+		lockMax:     cfg.LockMax,
 		log:         cfg.Logger,
 		now:         cfg.Now,
 	}
@@ -103,6 +121,8 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, fmt.Errorf("picture: Config.Tolerance must be between %d and %d", MinTolerance, MaxTolerance)
 	case a.maxFailures < 1:
 		return nil, errors.New("picture: Config.MaxFailures must not be negative")
+	case cfg.LockBase < 0 || cfg.LockMax < 0:
+		return nil, errors.New("picture: Config.LockBase and LockMax must not be negative")
 	case cfg.MaxConcurrentHashes < 0:
 		return nil, errors.New("picture: Config.MaxConcurrentHashes must not be negative")
 	}
@@ -120,6 +140,15 @@ func New(cfg Config) (*Authenticator, error) {
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.lockBase == 0 {
+		a.lockBase = DefaultLockBase
+	}
+	if a.lockMax == 0 {
+		a.lockMax = DefaultLockMax
+	}
+	if a.lockMax < a.lockBase {
+		return nil, errors.New("picture: Config.LockMax must not be shorter than LockBase")
 	}
 	return a, nil
 }
@@ -152,6 +181,12 @@ var (
 // library call behind the enrollment pages, for an administrator's tool or a test; the points
 // are the user's secret, so a host must not choose them for a real person.
 func (a *Authenticator) Enroll(ctx context.Context, tenant, userID, image string, points []Point) error {
+	return a.enroll(ctx, tenant, userID, image, points, true)
+}
+
+// enroll is Enroll; when replace is false it stores the credential only if the user has none,
+// and returns store.ErrConflict otherwise.
+func (a *Authenticator) enroll(ctx context.Context, tenant, userID, image string, points []Point, replace bool) error {
 	im := a.images.byName[image]
 	if im == nil {
 		return ErrUnknownImage
@@ -183,6 +218,9 @@ func (a *Authenticator) Enroll(ctx context.Context, tenant, userID, image string
 	if err := a.hash.enroll(ctx, &c, points); err != nil {
 		return err
 	}
+	if !replace {
+		return a.creds.Create(ctx, c)
+	}
 	return a.creds.Put(ctx, c)
 }
 
@@ -192,12 +230,53 @@ func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error
 	return a.creds.ResetFailures(ctx, tenant, userID)
 }
 
-// Locked reports whether the factor is locked for a user. store.ErrNotFound if the user has
+// Locked reports whether the factor is locked for a user now. store.ErrNotFound if the user has
 // not enrolled.
 func (a *Authenticator) Locked(ctx context.Context, tenant, userID string) (bool, error) {
+	until, err := a.LockedUntil(ctx, tenant, userID)
+	return !until.IsZero(), err
+}
+
+// LockedUntil returns when the lock of a user's factor ends, or the zero time when the factor
+// is not locked now. store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) LockedUntil(ctx context.Context, tenant, userID string) (time.Time, error) {
 	c, err := a.creds.Get(ctx, tenant, userID)
 	if err != nil {
+		return time.Time{}, err
+	}
+	return a.lockedUntil(c.Failures, c.LastFailure, a.now()), nil
+}
+
+// HasFactor implements oidc2fa.FactorChecker: whether the user has a picture password.
+func (a *Authenticator) HasFactor(ctx context.Context, tenant, subject string) (bool, error) {
+	_, err := a.creds.Get(ctx, tenant, subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
 		return false, err
 	}
-	return c.Failures >= a.maxFailures, nil
+	return true, nil
+}
+
+// lockedUntil is when the lock of a credential with failures in a row, the last at last, ends,
+// as of now; the zero time when it is not locked now. The MaxFailures-th failure locks for
+// LockBase, each further one for twice as long as the one before, up to LockMax. A credential
+// locked before its failures had times (last is zero) stays locked until its next attempt
+// starts the clock.
+func (a *Authenticator) lockedUntil(failures int, last, now time.Time) time.Time {
+	if failures < a.maxFailures {
+		return time.Time{}
+	}
+	if last.IsZero() {
+		return now.Add(a.lockMax)
+	}
+	d := a.lockMax
+	if n := failures - a.maxFailures; n < 62 && a.lockBase<<n > 0 && a.lockBase<<n < a.lockMax {
+		d = a.lockBase << n
+	}
+	if end := last.Add(d); now.Before(end) {
+		return end
+	}
+	return time.Time{}
 }
