@@ -37,6 +37,7 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	description := fs.String("description", "", "a description for people")
 	var uris uriList
 	fs.Var(&uris, "redirect-uri", "a redirect URI of the client; repeat for more (at least one)")
+	requirePAR := fs.Bool("require-par", false, "the client must start every sign-in with a pushed authorization request")
 	db := fs.String("db", defaultDB, dbUsage)
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
@@ -62,7 +63,7 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer d.close()
 	return createClient(ctx, d.Backend, oidc2fa.ClientSpec{
-		Tenant: *tenant, Name: *name, Description: *description, RedirectURIs: uris,
+		Tenant: *tenant, Name: *name, Description: *description, RedirectURIs: uris, RequirePAR: *requirePAR,
 	}, stdout)
 }
 
@@ -78,6 +79,7 @@ func createClient(ctx context.Context, b store.Backend, spec oidc2fa.ClientSpec,
 	}
 	fmt.Fprintf(stdout, "client_id=%s\nclient_secret=%s\n", c.ID, secret)
 	printRedirectURIs(stdout, c.RedirectURIs)
+	fmt.Fprintf(stdout, "require_par=%t\n", c.RequirePAR)
 	return nil
 }
 
@@ -105,7 +107,7 @@ func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // listClients prints one line per client of tenant, in registration order:
-// client_id=… name="…" redirect_uris=U1,U2.
+// client_id=… name="…" redirect_uris=U1,U2 require_par=true|false.
 func listClients(ctx context.Context, b store.Backend, tenant string, stdout io.Writer) error {
 	clients, err := oidc2fa.ListClients(ctx, b.Clients, tenant)
 	if errors.Is(err, store.ErrNotFound) {
@@ -115,7 +117,8 @@ func listClients(ctx context.Context, b store.Backend, tenant string, stdout io.
 		return fmt.Errorf("listing the clients of tenant %q: %w", tenant, err)
 	}
 	for _, c := range clients {
-		fmt.Fprintf(stdout, "client_id=%s name=%q redirect_uris=%s\n", c.ID, c.Name, strings.Join(c.RedirectURIs, ","))
+		fmt.Fprintf(stdout, "client_id=%s name=%q redirect_uris=%s require_par=%t\n", c.ID, c.Name,
+			strings.Join(c.RedirectURIs, ","), c.RequirePAR)
 	}
 	return nil
 }
@@ -224,6 +227,41 @@ func setRedirectURIs(ctx context.Context, b store.Backend, tenant, id string, ur
 	}
 	fmt.Fprintf(stdout, "client_id=%s\n", c.ID)
 	printRedirectURIs(stdout, c.RedirectURIs)
+	return nil
+}
+
+// clientSetRequirePAR is "idp client set-require-par --tenant T <client id> [--require-par=false]".
+func clientSetRequirePAR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp client set-require-par", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the client's tenant (required)")
+	requirePAR := fs.Bool("require-par", true, "whether the client must start every sign-in with a pushed authorization request")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if err := checkClientArgs("set-require-par", *tenant, pos); err != nil {
+		return err
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return setRequirePAR(ctx, d.Backend, *tenant, pos[0], *requirePAR, stdout)
+}
+
+// setRequirePAR sets whether the client must push its authorization requests and prints
+// client_id=… and require_par=….
+func setRequirePAR(ctx context.Context, b store.Backend, tenant, id string, require bool, stdout io.Writer) error {
+	c, err := oidc2fa.SetRequirePAR(ctx, b.Clients, tenant, id, require)
+	if errors.Is(err, store.ErrNotFound) {
+		return clientNotFound(ctx, b, tenant, id)
+	}
+	if err != nil {
+		return fmt.Errorf("setting require_par of client %q: %w", id, err)
+	}
+	fmt.Fprintf(stdout, "client_id=%s\nrequire_par=%t\n", c.ID, c.RequirePAR)
 	return nil
 }
 

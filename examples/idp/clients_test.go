@@ -209,6 +209,24 @@ func TestClientCommands(t *testing.T) {
 			usage: true,
 		},
 		{
+			name:   "set-require-par, unknown tenant",
+			args:   []string{"client", "set-require-par", "--tenant", "acme", "client_01m80h520y4ks4ca8hpxn4hyre", "--require-par=false"},
+			stderr: []string{memoryWarning},
+			err:    `there is no tenant "acme" in this store`,
+		},
+		{
+			name:  "set-require-par, no id",
+			args:  []string{"client", "set-require-par", "--tenant", "acme"},
+			err:   "client set-require-par takes one client id",
+			usage: true,
+		},
+		{
+			name:  "set-require-par, not a boolean",
+			args:  []string{"client", "set-require-par", "--tenant", "acme", "client_01m80h520y4ks4ca8hpxn4hyre", "--require-par=maybe"},
+			err:   "invalid boolean value",
+			usage: true,
+		},
+		{
 			name:  "unknown flag",
 			args:  []string{"client", "create", "--tenant", "acme", "--name", "App", "--redirect-uris", uri},
 			err:   "flag provided but not defined: -redirect-uris",
@@ -289,7 +307,7 @@ func TestClientAdminOnOneStore(t *testing.T) {
 		RedirectURIs: []string{"https://portal.acme.example/cb", "http://127.0.0.1:8080/cb"},
 	}, &out))
 	assert.Regexp(t, `^client_id=client_[0-9a-z]{26}\nclient_secret=secret_[0-9a-z]{52}\n`+
-		`redirect_uri=https://portal\.acme\.example/cb\nredirect_uri=http://127\.0\.0\.1:8080/cb\n$`, out.String())
+		`redirect_uri=https://portal\.acme\.example/cb\nredirect_uri=http://127\.0\.0\.1:8080/cb\nrequire_par=false\n$`, out.String())
 	vars := lines()
 	id, oldSecret := vars["client_id"][0], vars["client_secret"][0]
 	c := stored(id)
@@ -299,9 +317,11 @@ func TestClientAdminOnOneStore(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, createClient(ctx, d.Backend, oidc2fa.ClientSpec{
-		Tenant: "acme", Name: "CLI", RedirectURIs: []string{"http://localhost/cb"},
+		Tenant: "acme", Name: "CLI", RedirectURIs: []string{"http://localhost/cb"}, RequirePAR: true,
 	}, &out))
 	other := lines()["client_id"][0]
+	assert.Equal(t, []string{"true"}, lines()["require_par"])
+	assert.True(t, stored(other).RequirePAR)
 
 	err = createClient(ctx, d.Backend, oidc2fa.ClientSpec{Tenant: "initech", Name: "App", RedirectURIs: []string{"https://x.example/cb"}}, &out)
 	require.Error(t, err)
@@ -310,8 +330,8 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	// list
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Equal(t, fmt.Sprintf("client_id=%s name=\"Acme \\\"portal\\\"\" redirect_uris=https://portal.acme.example/cb,http://127.0.0.1:8080/cb\n"+
-		"client_id=%s name=\"CLI\" redirect_uris=http://localhost/cb\n", id, other), out.String())
+	assert.Equal(t, fmt.Sprintf("client_id=%s name=\"Acme \\\"portal\\\"\" redirect_uris=https://portal.acme.example/cb,http://127.0.0.1:8080/cb require_par=false\n"+
+		"client_id=%s name=\"CLI\" redirect_uris=http://localhost/cb require_par=true\n", id, other), out.String())
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "globex", &out))
 	assert.Empty(t, out.String(), "a tenant without clients lists nothing")
@@ -354,7 +374,7 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	assert.Equal(t, sha256.Sum256([]byte(newSecret)), stored(id).SecretHash, "the secret stays")
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Contains(t, out.String(), "client_id="+id+` name="Acme \"portal\"" redirect_uris=https://portal.acme.example/oidc/cb`+"\n")
+	assert.Contains(t, out.String(), "client_id="+id+` name="Acme \"portal\"" redirect_uris=https://portal.acme.example/oidc/cb require_par=false`+"\n")
 
 	// delete
 	out.Reset()
@@ -364,7 +384,16 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Equal(t, "client_id="+other+" name=\"CLI\" redirect_uris=http://localhost/cb\n", out.String())
+	assert.Equal(t, "client_id="+other+" name=\"CLI\" redirect_uris=http://localhost/cb require_par=true\n", out.String())
+
+	// set-require-par
+	out.Reset()
+	require.NoError(t, setRequirePAR(ctx, d.Backend, "acme", other, false, &out))
+	assert.Equal(t, "client_id="+other+"\nrequire_par=false\n", out.String())
+	assert.False(t, stored(other).RequirePAR)
+	err = setRequirePAR(ctx, d.Backend, "acme", id, true, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "there is no client")
 	out.Reset()
 	err = deleteClient(ctx, d.Backend, "acme", id, &out)
 	require.Error(t, err)

@@ -206,16 +206,15 @@ func TestManyInstances(t *testing.T) {
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 			require.Equal(t, f.page.Path, mustLocation(t, resp).Path, "failure %d: the page again", i+1)
 		}
-		// ...and two in another: the fifth locks, though this login saw only two.
+		// ...and two in another: the fifth locks, though this login saw only two. The login goes
+		// on (every sign-in gets five attempts, so its length tells nothing about the count).
 		lb.to.Store(b)
 		f = login.start(t)
 		resp := f.post(t, wrong)
 		require.Equal(t, f.page.Path, mustLocation(t, resp).Path, "failure 4: the page again")
 		lb.to.Store(a)
 		resp = f.post(t, wrong)
-		callback := mustLocation(t, resp)
-		assert.Equal(t, "127.0.0.1:8081", callback.Host)
-		assert.Equal(t, "access_denied", callback.Query().Get("error"), "failure 5 ends the login: %s", callback)
+		require.Equal(t, f.page.Path, mustLocation(t, resp).Path, "failure 5: the page again")
 		assert.Contains(t, a.stderr.String(), "picture login locked after too many failures")
 
 		// Now even the right points fail, on either instance.

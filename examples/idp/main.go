@@ -59,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientDelete(ctx, rest[1:], stdout, stderr)
 	case cmd == "client" && len(rest) > 0 && rest[0] == "set-redirect-uris":
 		return clientSetRedirectURIs(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "set-require-par":
+		return clientSetRequirePAR(ctx, rest[1:], stdout, stderr)
 	case cmd == "enroll-link":
 		return enrollLink(ctx, rest, stdout, stderr)
 	default:
@@ -73,10 +75,12 @@ const usage = `Usage:
   idp apikey create --tenant T [--name N] [-db DB]
                                                 issue a SCIM API key for tenant T
   idp apikey revoke <key id> [-db DB]           revoke an API key (key_…)
-  idp client create --tenant T --name N [--description D] --redirect-uri U… [-db DB]
+  idp client create --tenant T --name N [--description D] --redirect-uri U… [--require-par] [-db DB]
                                                 register an OpenID client of tenant T; prints
-                                                client_id=…, client_secret=… (shown this once)
-                                                and redirect_uri=… lines
+                                                client_id=…, client_secret=… (shown this once),
+                                                redirect_uri=… lines and require_par=…;
+                                                --require-par: the client must start every
+                                                sign-in with a pushed authorization request
   idp client list --tenant T [-db DB]           list the OpenID clients of tenant T
   idp client rotate-secret --tenant T <client id> [-db DB]
                                                 give a client a new secret; the old one stops
@@ -85,6 +89,9 @@ const usage = `Usage:
                                                 delete a client (client_…)
   idp client set-redirect-uris --tenant T <client id> --redirect-uri U… [-db DB]
                                                 replace a client's redirect URIs
+  idp client set-require-par --tenant T <client id> [--require-par=false] [-db DB]
+                                                require (or no longer require) pushed
+                                                authorization requests of a client
   idp enroll-link --tenant T --user U [-base-url URL] [-db DB]
                                                 make a one-time link (valid 10 minutes) with
                                                 which user U sets up a picture password; prints
@@ -97,7 +104,10 @@ Flags of the service:
   -db DB             the store: sqlite:PATH (default sqlite:idp.db), postgres://… or memory
   -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
   -redis URL         redis://HOST:PORT/DB: share the SCIM rate limits (200 requests a minute per
-                     API key and tenant) with every instance that uses the same Redis
+                     API key and tenant) and the sign-in pages' limit (60 requests a minute per
+                     address) with every instance that uses the same Redis
+  -require-par       every client must start sign-ins with a pushed authorization request
+                     (RFC 9126); without it only clients registered with --require-par must
 
 --redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
 127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.

@@ -31,7 +31,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address)")
 	db := fs.String("db", defaultDB, dbUsage)
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
-	redisFlag := fs.String("redis", "", "redis://… shares the SCIM rate limits with every instance through Redis")
+	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
+	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -81,7 +82,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer closeRedis()
 	}
-	svc, err := newServices(d.Backend, base, sec, lim, log)
+	svc, err := newServices(d.Backend, base, sec, lim, *requirePAR, log)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return srv.Wait(ctx)
 }
 
-// sweep removes expired codes and interactions (including enrollment links) every interval
+// sweep removes expired codes, interactions (including enrollment links) and pushed
+// authorization requests every interval
 // until ctx is done, the provider leaving that to its host; and it reloads the signing keys
 // (ring may be nil), so a rotation by another instance reaches this one.
 func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval time.Duration, log *slog.Logger) {
@@ -109,10 +111,12 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 		case now := <-t.C:
 			codes, err1 := b.Codes.DeleteExpired(ctx, now)
 			interactions, err2 := b.Interactions.DeleteExpired(ctx, now)
-			if err := errors.Join(err1, err2); err != nil && ctx.Err() == nil {
-				log.Error("removing expired codes and interactions", "err", err)
-			} else if codes+interactions > 0 {
-				log.Debug("removed expired codes and interactions", "codes", codes, "interactions", interactions)
+			pushed, err3 := b.Pushed.DeleteExpired(ctx, now)
+			if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+				log.Error("removing expired codes, interactions and pushed requests", "err", err)
+			} else if codes+interactions+pushed > 0 {
+				log.Debug("removed expired codes, interactions and pushed requests", "codes", codes,
+					"interactions", interactions, "pushed_requests", pushed)
 			}
 			if ring != nil {
 				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {

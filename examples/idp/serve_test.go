@@ -210,7 +210,7 @@ func TestEnsureDemo(t *testing.T) {
 	log := discardLogger()
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, log)
+	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, log)
 	require.NoError(t, err)
 
 	dm, err := ensureDemo(ctx, d.Backend, svc, log)

@@ -75,12 +75,14 @@ func randomKEK() []byte {
 	return k
 }
 
-// limiters are the SCIM API's rate limiters; nil ones are the API's in-memory defaults.
+// limiters are the rate limiters of the SCIM API (per key, and per address for requests without
+// a valid key) and of the OpenID provider's pages (per address); nil ones are the APIs'
+// in-memory defaults.
 type limiters struct {
-	keys, addrs ratelimit.Limiter
+	keys, addrs, oidcAddrs ratelimit.Limiter
 }
 
-// redisLimiters are the SCIM API's limiters on the Redis at url, shared by every instance that
+// redisLimiters are the SCIM API's and the provider's limiters on the Redis at url, shared by every instance that
 // uses it; close closes the client.
 func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() error, err error) {
 	opts, err := redis.ParseURL(url)
@@ -97,6 +99,10 @@ func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() err
 	if err == nil {
 		lim.addrs, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:addr:",
 			Rate: ratelimit.Rate{Limit: scimsvc.DefaultFailuresPerMinute, Period: time.Minute}})
+	}
+	if err == nil {
+		lim.oidcAddrs, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:oidc:addr:",
+			Rate: ratelimit.Rate{Limit: oidc2fa.DefaultAddressRate, Period: time.Minute}})
 	}
 	if err != nil {
 		rdb.Close()
@@ -116,7 +122,7 @@ type services struct {
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
 // trailing slash.
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, log *slog.Logger) (*services, error) {
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger) (*services, error) {
 	scim, err := scimsvc.New(scimsvc.Config{
 		Tenants:        backend.Tenants,
 		Users:          backend.Users,
@@ -136,6 +142,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 	}
 	cfg := oidcConfig(backend, baseURL, auth, log)
 	cfg.Signer, cfg.CookieKey = sec.keys, sec.cookieKey
+	cfg.AddressLimiter, cfg.RequirePAR = lim.oidcAddrs, requirePAR
 	provider, err := oidc2fa.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the OpenID provider: %w", err)
@@ -164,6 +171,7 @@ func oidcConfig(backend store.Backend, baseURL string, auth oidc2fa.Authenticato
 		Clients:       backend.Clients,
 		Codes:         backend.Codes,
 		Interactions:  backend.Interactions,
+		Pushed:        backend.Pushed,
 		Authenticator: auth,
 		BaseURL:       baseURL + oidcPrefix,
 		Logger:        log,
