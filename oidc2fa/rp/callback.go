@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/visid/visid/store/schema"
 )
 
 // Result is a second factor that passed: the verified ID token and what it says.
@@ -20,9 +22,14 @@ type Result struct {
 	AuthTime time.Time
 	// AMR is the amr claim: the authentication methods used.
 	AMR []string
-	// LoginHint is the login hint AuthCodeURL was given for this sign-in. The provider has
-	// checked that Subject is the user it names; compare it with the user of the browser's
-	// first-factor session before letting the user in.
+	// PreferredUsername and Email are the preferred_username and email claims: the user's
+	// userName and primary email at visid when the token was issued ("" when absent).
+	PreferredUsername string
+	Email             string
+	// LoginHint is the login hint AuthCodeURL was given for this sign-in. Callback has checked
+	// that the token names that user (see Callback); an application that sends the user's
+	// email or userName as the hint has nothing more to compare. One that cannot know either
+	// compares Subject with the visid id it keeps for the user of its first factor.
 	LoginHint string
 	// Claims are all the claims of the ID token, as encoding/json decodes them into a
 	// map[string]any (numbers are float64).
@@ -43,7 +50,12 @@ type Result struct {
 //     error answer, such as invalid_grant for a used code: *AuthError);
 //   - verifies the ID token: an EdDSA signature by a key of the provider's JWKS (ErrSignature),
 //     iss (ErrIssuer), aud and azp (ErrAudience), exp (ErrExpired), iat, nbf and sub
-//     (ErrInvalidToken), and the nonce of the sign-in (ErrNonce).
+//     (ErrInvalidToken), and the nonce of the sign-in (ErrNonce);
+//   - checks that the token names the user the sign-in was started for: the login hint given
+//     to AuthCodeURL equals sub, or equals preferred_username or email case-insensitively (with
+//     the store's folding, schema.Fold). Otherwise it returns ErrWrongUser and no Result: the
+//     browser passed another user's second factor (it can edit the authorization request on
+//     its way to the provider, unless the request was pushed).
 //
 // State and iss are checked before error, so a forged callback cannot put words in the
 // provider's mouth. A finished enrollment is reported as an error, not as a Result, so that a
@@ -93,8 +105,27 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return nil, err
 	}
+	if !namesUser(res, s.LoginHint) {
+		p.log.WarnContext(ctx, "rp: the second factor was passed by another user than the sign-in was started for",
+			"sub", res.Subject)
+		return nil, fmt.Errorf("rp: callback: %w", ErrWrongUser)
+	}
 	res.LoginHint = s.LoginHint
 	return res, nil
+}
+
+// namesUser reports whether the token of res names the user hint named: hint is its sub, or its
+// preferred_username or email as the store compares them (case-insensitively, schema.Fold).
+func namesUser(res *Result, hint string) bool {
+	if hint == "" {
+		return false
+	}
+	if hint == res.Subject {
+		return true
+	}
+	folded := schema.Fold(hint)
+	return res.PreferredUsername != "" && schema.Fold(res.PreferredUsername) == folded ||
+		res.Email != "" && schema.Fold(res.Email) == folded
 }
 
 // single returns the one value of a parameter; ok is false when it is absent or repeated.

@@ -49,6 +49,9 @@
 //		case errors.As(err, &denied) && denied.Code == rp.AccessDenied:
 //			http.Error(w, "the second factor was not passed", http.StatusForbidden)
 //			return
+//		case errors.Is(err, rp.ErrWrongUser): // another user's second factor: refuse
+//			http.Error(w, "the second factor was passed by another account", http.StatusForbidden)
+//			return
 //		case errors.Is(err, rp.ErrState), errors.Is(err, rp.ErrExpired):
 //			http.Redirect(w, r, "/login", http.StatusSeeOther) // start again
 //			return
@@ -57,13 +60,30 @@
 //			http.Error(w, "the second factor failed", http.StatusBadGateway)
 //			return
 //		}
-//		if res.LoginHint != firstFactor(r) { // the same user in both factors
-//			http.Error(w, "the second factor was passed by another user", http.StatusForbidden)
+//		user, ok := firstFactor(r) // the application's own session of this browser
+//		if !ok || user.Email != res.LoginHint {
+//			http.Error(w, "sign in with your password first", http.StatusForbidden)
 //			return
 //		}
-//		signIn(w, r, res.Subject, res.AuthTime) // the application's own session
+//		signIn(w, r, user, res.Subject, res.AuthTime) // the application's own session
 //		http.Redirect(w, r, "/", http.StatusSeeOther)
 //	})
+//
+// # Binding the second factor to the first
+//
+// Callback checks that the ID token names the user the sign-in was started for: the login hint
+// given to AuthCodeURL must equal the token's sub, or its preferred_username or email
+// case-insensitively (as the provider's store compares userNames). Otherwise it returns
+// ErrWrongUser: the browser edited the authorization request to pass another user's second
+// factor. An application that sends an email or userName as the hint needs nothing more than to
+// check that the hint is the user of this browser's first factor; one that cannot know either
+// compares Result.Subject with the visid id it has stored for that user.
+//
+// When the provider offers pushed authorization requests (RFC 9126, discovery's
+// pushed_authorization_request_endpoint), AuthCodeURL pushes the request with the client's
+// credentials and the browser carries only client_id and a one-time request_uri, so it cannot
+// change the request at all. Config.DisablePAR turns that off (New fails if the provider
+// requires it).
 //
 // # Enrollment
 //
@@ -83,6 +103,13 @@
 //		}
 //		http.Redirect(w, r, target, http.StatusSeeOther)
 //	})
+//
+// EnrollURL sets up a first factor only. For a user who already has one the provider refuses
+// (ErrSignInFirst): a password alone must never replace the second factor. Replacing it takes a
+// sign-in with both factors first, whose Result goes to ReenrollURL within a few minutes (the
+// provider's Config.ReenrollmentMaxAge, 5 by default):
+//
+//	target, err := second.ReenrollURL(r.Context(), w, r, res) // res: a fresh Callback Result
 //
 // The enrollment comes back to the same redirect URI, so the callback handler above sees it.
 // Callback knows it from the session saved under its state, and reports it as an error,

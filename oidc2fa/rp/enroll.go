@@ -46,6 +46,11 @@ type enrollResponse struct {
 // of the enrollment: an *EnrollmentComplete error, or an *AuthError such as access_denied when
 // the user cancelled.
 //
+// EnrollURL sets up a first factor only: for a user who already has one the provider answers
+// login_required, and EnrollURL fails with ErrSignInFirst (and the *AuthError), because a first
+// factor alone must never replace the second. To replace it, sign the user in with both
+// factors and call ReenrollURL with the Result.
+//
 // EnrollURL fails with ErrNoEnrollment when the provider offers no enrollment, with an
 // *AuthError when the provider refuses (invalid_request for a login hint that names no active
 // user), and with an error when the link is not an absolute http or https URL on the issuer's
@@ -54,6 +59,23 @@ func (p *RP) EnrollURL(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	if loginHint == "" {
 		return "", errors.New("rp: EnrollURL needs the login hint of the user who enrolls")
 	}
+	return p.enrollURL(ctx, w, r, loginHint, url.Values{})
+}
+
+// ReenrollURL starts an enrollment that replaces the second factor of the user who has just
+// signed in with it: signedIn is the Result of that sign-in's Callback. It sends the sign-in's
+// ID token as id_token_hint, which the provider accepts when its auth_time is recent (five
+// minutes by default); otherwise it fails with ErrSignInFirst, and the application runs the
+// second factor again first. Everything else is as EnrollURL.
+func (p *RP) ReenrollURL(ctx context.Context, w http.ResponseWriter, r *http.Request, signedIn *Result) (string, error) {
+	if signedIn == nil || signedIn.IDToken == "" || signedIn.Subject == "" {
+		return "", errors.New("rp: ReenrollURL needs the Result of a sign-in with both factors")
+	}
+	return p.enrollURL(ctx, w, r, signedIn.Subject, url.Values{"id_token_hint": {signedIn.IDToken}})
+}
+
+// enrollURL is EnrollURL and ReenrollURL: form carries what the request adds.
+func (p *RP) enrollURL(ctx context.Context, w http.ResponseWriter, r *http.Request, loginHint string, form url.Values) (string, error) {
 	if p.enroll == "" {
 		return "", fmt.Errorf("rp: EnrollURL: %w", ErrNoEnrollment)
 	}
@@ -61,17 +83,18 @@ func (p *RP) EnrollURL(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	if err := p.cfg.Sessions.Save(w, r, s); err != nil {
 		return "", fmt.Errorf("rp: saving the enrollment session: %w", err)
 	}
-	resp, body, err := p.postForm(ctx, "enrollment request", p.enroll, url.Values{
-		"login_hint":   {loginHint},
-		"redirect_uri": {p.cfg.RedirectURI},
-		"state":        {s.State},
-	})
+	form.Set("login_hint", loginHint)
+	form.Set("redirect_uri", p.cfg.RedirectURI)
+	form.Set("state", s.State)
+	resp, body, err := p.postForm(ctx, "enrollment request", p.enroll, form)
 	if err != nil {
 		return "", err
 	}
 	var er enrollResponse
 	jsonErr := json.Unmarshal(body, &er)
 	switch {
+	case jsonErr == nil && er.Error == LoginRequired:
+		return "", fmt.Errorf("%w: %w", ErrSignInFirst, er.authError())
 	case jsonErr == nil && er.Error != "":
 		return "", er.authError()
 	case resp.StatusCode != http.StatusOK:

@@ -26,6 +26,15 @@ var (
 	// ErrInvalidToken: the ID token is malformed, or a claim other than those above is wrong:
 	// no sub, no exp, iat or nbf in the future (beyond Config.Leeway), an unexpected typ.
 	ErrInvalidToken = errors.New("rp: the ID token is malformed or has an invalid claim")
+	// ErrWrongUser: the second factor was passed, but by another user than the one the sign-in
+	// was started for: the ID token's sub, preferred_username and email all differ from the
+	// login hint given to AuthCodeURL. Nobody may be signed in: someone who knows the first
+	// factor of one user passed the second factor of another.
+	ErrWrongUser = errors.New("rp: the second factor was passed by another user than the sign-in was started for")
+	// ErrSignInFirst: the provider refused to let EnrollURL replace the user's second factor
+	// (its answer was login_required): replacing a factor needs a recent sign-in with it. Sign
+	// the user in with both factors, then call ReenrollURL with the Result.
+	ErrSignInFirst = errors.New("rp: replacing the second factor needs a recent sign-in with it")
 	// ErrDiscovery: New could not fetch the provider's discovery document (the provider is
 	// unreachable or answered an error; the network error is wrapped too) or cannot work with
 	// it (another issuer, no EdDSA, no iss parameter, no S256).
@@ -35,6 +44,11 @@ var (
 // AccessDenied is the AuthError.Code of a user who did not pass the second factor (a wrong
 // factor, an unknown, inactive or locked user, or a cancel: the provider does not say which).
 const AccessDenied = "access_denied"
+
+// LoginRequired is the AuthError.Code with which the enrollment endpoint refuses to replace a
+// user's factor without proof of a recent sign-in; EnrollURL and ReenrollURL wrap such an
+// answer with ErrSignInFirst too.
+const LoginRequired = "login_required"
 
 // AuthError is an OAuth 2.0 error answer of the provider: the callback's error parameter (the
 // user was denied, for instance, with Code "access_denied") or an error answer of the token

@@ -60,6 +60,7 @@ type idp struct {
 	clientID string
 	secret   string
 	user     *store.User
+	backend  store.Backend // the provider's store
 
 	jwksHits  atomic.Int64
 	tokenHits atomic.Int64
@@ -68,6 +69,14 @@ type idp struct {
 	// it returns for the real token's claims: tests use it to hand the RP tokens of their own.
 	forge atomic.Pointer[func(claims map[string]any) string]
 }
+
+// offerPushed, set as Config.Pushed by a configure func of newIDP, stands for the provider's own
+// store of pushed requests, which newIDP puts in its place.
+type offerPushed struct{ store.PushedRequests }
+
+// withPAR, as a configure func of newIDP, makes the provider offer pushed authorization
+// requests.
+func withPAR(c *oidc2fa.Config) { c.Pushed = offerPushed{} }
 
 // configure, if any, changes the provider's Config before the server starts.
 func newIDP(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config)) *idp {
@@ -84,6 +93,7 @@ func newIDP(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config)) 
 	var err error
 	p.user, err = b.Users.Create(ctx, "acme", store.User{UserName: "ann@example.com", Active: true})
 	require.NoError(t, err)
+	p.backend = b
 	secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{
 		Tenant: "acme", Name: "App", RedirectURIs: []string{redirectURI}, Now: p.clock.Now()})
 	require.NoError(t, err)
@@ -104,6 +114,9 @@ func newIDP(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config)) 
 	}
 	for _, f := range configure {
 		f(&cfg)
+	}
+	if _, ok := cfg.Pushed.(offerPushed); ok {
+		cfg.Pushed = b.Pushed
 	}
 	provider, err := oidc2fa.New(cfg)
 	require.NoError(t, err)

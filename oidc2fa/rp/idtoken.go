@@ -91,6 +91,13 @@ func (p *RP) verify(ctx context.Context, raw, nonce string) (*Result, error) {
 		return nil, fmt.Errorf("rp: ID token: sub is missing: %w", ErrInvalidToken)
 	}
 	res := &Result{Subject: sub, Claims: claims, IDToken: raw}
+	for name, dst := range map[string]*string{"preferred_username": &res.PreferredUsername, "email": &res.Email} {
+		if v, present := claims[name]; present {
+			if *dst, ok = v.(string); !ok {
+				return nil, fmt.Errorf("rp: ID token: %s is not a string: %w", name, ErrInvalidToken)
+			}
+		}
+	}
 	if _, present := claims["auth_time"]; present {
 		if res.AuthTime, ok = numericDate(claims, "auth_time"); !ok {
 			return nil, fmt.Errorf("rp: ID token: auth_time is not a number: %w", ErrInvalidToken)

@@ -77,6 +77,12 @@ type Config struct {
 	// Leeway is the clock skew allowed between the RP and the provider when checking exp, iat
 	// and nbf. 0: DefaultLeeway; negative is an error.
 	Leeway time.Duration
+	// DisablePAR makes AuthCodeURL send the authorization request through the browser even when
+	// the provider offers pushed authorization requests (RFC 9126). false: AuthCodeURL pushes
+	// the request whenever discovery lists pushed_authorization_request_endpoint, so the
+	// browser carries only client_id and a one-time request_uri and cannot change the request.
+	// New fails when it is set and the provider requires pushed requests.
+	DisablePAR bool
 	// Logger receives the RP's few logs: JWKS fetches at Debug, a failed JWKS refresh that falls
 	// back to cached keys at Warn. Codes, secrets, tokens, states and nonces are never logged.
 	// nil: slog.Default().
@@ -92,6 +98,7 @@ type RP struct {
 	authorize *url.URL
 	token     string
 	enroll    string // the enrollment endpoint; "" when the provider offers none
+	par       string // the pushed authorization request endpoint; "" when not used
 	client    *http.Client
 	now       func() time.Time
 	leeway    time.Duration
@@ -112,6 +119,9 @@ type discoveryDoc struct {
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	// EnrollmentEndpoint is oidc2fa's own, and optional: where EnrollURL asks for a link.
 	EnrollmentEndpoint string `json:"enrollment_endpoint"`
+	// PAREndpoint and RequirePAR are RFC 9126's.
+	PAREndpoint string `json:"pushed_authorization_request_endpoint"`
+	RequirePAR  bool   `json:"require_pushed_authorization_requests"`
 }
 
 // New checks cfg and fetches the provider's discovery document once, with ctx; the RP keeps
@@ -190,8 +200,14 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 			return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
 		}
 	}
-	if doc.EnrollmentEndpoint != "" {
-		if err := checkAbsURL("enrollment_endpoint", doc.EnrollmentEndpoint); err != nil {
+	for name, u := range map[string]string{
+		"enrollment_endpoint":                   doc.EnrollmentEndpoint,
+		"pushed_authorization_request_endpoint": doc.PAREndpoint,
+	} {
+		if u == "" {
+			continue
+		}
+		if err := checkAbsURL(name, u); err != nil {
 			return nil, fmt.Errorf("rp: discovery: %w: %w", ErrDiscovery, err)
 		}
 	}
@@ -204,6 +220,11 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 		return nil, fmt.Errorf("rp: discovery: the provider does not support PKCE with S256: %w", ErrDiscovery)
 	case doc.TokenEndpointAuthMethodsSupported != nil && !slices.Contains(doc.TokenEndpointAuthMethodsSupported, string(p.method)):
 		return nil, fmt.Errorf("rp: discovery: the provider does not accept %s (accepts %q): %w", p.method, doc.TokenEndpointAuthMethodsSupported, ErrDiscovery)
+	case doc.RequirePAR && (cfg.DisablePAR || doc.PAREndpoint == ""):
+		return nil, fmt.Errorf("rp: discovery: the provider requires pushed authorization requests, which Config.DisablePAR turns off or it does not list: %w", ErrDiscovery)
+	}
+	if !cfg.DisablePAR {
+		p.par = doc.PAREndpoint
 	}
 	p.authorize, _ = url.Parse(doc.AuthorizationEndpoint)
 	p.token = doc.TokenEndpoint
@@ -225,7 +246,14 @@ func checkAbsURL(name, s string) error {
 // that user's userName, primary email or visid id. It makes a fresh state and nonce (256 bits
 // each) and a PKCE verifier, saves them with Config.Sessions (which may set a cookie on w, so
 // call AuthCodeURL before writing the response), and returns the authorization URL to redirect
-// the browser to, with response_type=code, scope "openid 2fa", PKCE S256 and login_hint.
+// the browser to: an authorization request with response_type=code, scope "openid 2fa", PKCE
+// S256 and login_hint.
+//
+// When the provider offers pushed authorization requests (and Config.DisablePAR is not set),
+// AuthCodeURL first POSTs the request to the provider with the client's credentials (RFC 9126,
+// with r's context), and the URL carries only client_id and the one-time request_uri, so the
+// browser cannot change the user, the redirect URI or anything else. A refusal of the provider
+// is an *AuthError.
 func (p *RP) AuthCodeURL(w http.ResponseWriter, r *http.Request, loginHint string) (string, error) {
 	if loginHint == "" {
 		return "", errors.New("rp: AuthCodeURL needs the login hint of the user the first factor identified")
@@ -236,23 +264,68 @@ func (p *RP) AuthCodeURL(w http.ResponseWriter, r *http.Request, loginHint strin
 		Verifier:  randomString(), // 43 characters of the unreserved set (RFC 7636 §4.1)
 		LoginHint: loginHint,
 	}
+	sum := sha256.Sum256([]byte(s.Verifier))
+	params := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {p.cfg.ClientID},
+		"redirect_uri":          {p.cfg.RedirectURI},
+		"scope":                 {"openid 2fa"},
+		"state":                 {s.State},
+		"nonce":                 {s.Nonce},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"login_hint":            {loginHint},
+	}
+	if p.par != "" {
+		ref, err := p.push(r.Context(), params)
+		if err != nil {
+			return "", err
+		}
+		params = url.Values{"client_id": {p.cfg.ClientID}, "request_uri": {ref}}
+	}
 	if err := p.cfg.Sessions.Save(w, r, s); err != nil {
 		return "", fmt.Errorf("rp: saving the sign-in session: %w", err)
 	}
-	sum := sha256.Sum256([]byte(s.Verifier))
 	u := *p.authorize
 	q := u.Query() // keeps any query the endpoint has
-	q.Set("response_type", "code")
-	q.Set("client_id", p.cfg.ClientID)
-	q.Set("redirect_uri", p.cfg.RedirectURI)
-	q.Set("scope", "openid 2fa")
-	q.Set("state", s.State)
-	q.Set("nonce", s.Nonce)
-	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
-	q.Set("code_challenge_method", "S256")
-	q.Set("login_hint", loginHint)
+	for k, v := range params {
+		q[k] = v
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// parResponse is an answer of the pushed authorization request endpoint.
+type parResponse struct {
+	RequestURI string `json:"request_uri"`
+	ExpiresIn  int64  `json:"expires_in"`
+	errorResponse
+}
+
+// push sends the authorization request params to the provider's PAR endpoint and returns the
+// request_uri it answers with.
+func (p *RP) push(ctx context.Context, params url.Values) (string, error) {
+	form := url.Values{}
+	for k, v := range params {
+		form[k] = v // client_id stays, as RFC 9126 §2.1 asks, whatever the authentication
+	}
+	resp, body, err := p.postForm(ctx, "pushed authorization request", p.par, form)
+	if err != nil {
+		return "", err
+	}
+	var pr parResponse
+	jsonErr := json.Unmarshal(body, &pr)
+	switch {
+	case jsonErr == nil && pr.Error != "":
+		return "", pr.authError()
+	case resp.StatusCode != http.StatusCreated:
+		return "", fmt.Errorf("rp: pushed authorization request: the endpoint answered %s", resp.Status)
+	case jsonErr != nil:
+		return "", fmt.Errorf("rp: pushed authorization request: %w", jsonErr)
+	case !strings.HasPrefix(pr.RequestURI, "urn:ietf:params:oauth:request_uri:"):
+		return "", errors.New("rp: pushed authorization request: the answer has no request_uri")
+	}
+	return pr.RequestURI, nil
 }
 
 // randomString is 256 random bits, base64url-encoded without padding: 43 characters.

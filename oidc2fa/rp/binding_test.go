@@ -1,0 +1,273 @@
+package rp_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/authtest"
+	"github.com/visid/visid/oidc2fa/rp"
+	"github.com/visid/visid/store"
+)
+
+// beginFor runs the RP's login handler for hint.
+func (e *rpEnv) beginFor(t *testing.T, hint string) *flight {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	target, err := e.rp.AuthCodeURL(rec, httptest.NewRequest("POST", "https://app.example.com/login", nil), hint)
+	require.NoError(t, err)
+	return &flight{authURL: target, cookies: rec.Result().Cookies()}
+}
+
+// tamper changes the authorization URL's query as a browser can: set adds or replaces
+// parameters.
+func (f *flight) tamper(t *testing.T, set url.Values) {
+	t.Helper()
+	u, err := url.Parse(f.authURL)
+	require.NoError(t, err)
+	q := u.Query()
+	for k, v := range set {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
+	f.authURL = u.String()
+}
+
+// addMallory gives the provider a second active user of tenant acme.
+func addMallory(t *testing.T, p *idp) *store.User {
+	t.Helper()
+	u, err := p.backend.Users.Create(context.Background(), "acme", store.User{UserName: "mallory@example.com", Active: true,
+		Emails: []store.MultiValue{{Value: "mallory@example.com", Primary: true}}})
+	require.NoError(t, err)
+	return u
+}
+
+// TestTamperedLoginHintWithoutPAR is the attack: the first factor was passed as ann, and the
+// browser edits login_hint to another user, mallory, whose second factor the attacker passes.
+// Callback refuses with ErrWrongUser and no Result.
+func TestTamperedLoginHintWithoutPAR(t *testing.T) {
+	for _, kind := range sessionKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			p := newIDP(t, true)
+			addMallory(t, p)
+			e := newRP(t, p, kind.make(t, p.clock.Now))
+			f := e.begin(t)
+			f.tamper(t, url.Values{"login_hint": {"mallory@example.com"}})
+			p.authorize(t, f, "approve")
+			res, _, err := e.finish(f, f.cookies, nil)
+			require.ErrorIs(t, err, rp.ErrWrongUser)
+			assert.Nil(t, res)
+
+			// The provider did sign mallory in: only the RP's check stands between her and ann.
+			assert.EqualValues(t, 1, p.tokenHits.Load())
+
+			// The sign-in is used up: the same callback again is ErrState.
+			_, _, err = e.finish(f, f.cookies, nil)
+			assert.ErrorIs(t, err, rp.ErrState)
+		})
+	}
+}
+
+// TestTamperedLoginHintWithPAR: with a pushed request the browser's edits never reach the
+// provider: the sign-in stays ann's.
+func TestTamperedLoginHintWithPAR(t *testing.T) {
+	p := newIDP(t, true, withPAR)
+	addMallory(t, p)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+	f := e.begin(t)
+	u, err := url.Parse(f.authURL)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"client_id", "request_uri"}, slices.Sorted(func(yield func(string) bool) {
+		for k := range u.Query() {
+			if !yield(k) {
+				return
+			}
+		}
+	}), "the browser carries nothing but the reference")
+	assert.True(t, strings.HasPrefix(u.Query().Get("request_uri"), "urn:ietf:params:oauth:request_uri:"))
+
+	f.tamper(t, url.Values{"login_hint": {"mallory@example.com"}, "redirect_uri": {"https://evil.example/cb"}})
+	p.authorize(t, f, "approve")
+	res, _, err := e.finish(f, f.cookies, nil)
+	require.NoError(t, err)
+	assert.Equal(t, p.user.ID, res.Subject, "ann, as pushed")
+	assert.Equal(t, "ann@example.com", res.PreferredUsername)
+}
+
+// TestPARWithBothAuthMethods: the request is pushed with client_secret_post and
+// client_secret_basic alike.
+func TestPARWithBothAuthMethods(t *testing.T) {
+	for _, method := range []rp.AuthMethod{rp.ClientSecretPost, rp.ClientSecretBasic} {
+		t.Run(string(method), func(t *testing.T) {
+			p := newIDP(t, true, withPAR, func(c *oidc2fa.Config) { c.RequirePAR = true })
+			e := newRP(t, p, sessionKinds[1].make(t, p.clock.Now), func(c *rp.Config) { c.AuthMethod = method })
+			res, err := e.flow(t)
+			require.NoError(t, err)
+			assert.Equal(t, p.user.ID, res.Subject)
+		})
+	}
+}
+
+// TestDisablePAR: Config.DisablePAR sends the request through the browser, and New refuses it
+// when the provider requires pushed requests.
+func TestDisablePAR(t *testing.T) {
+	p := newIDP(t, true, withPAR)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now), func(c *rp.Config) { c.DisablePAR = true })
+	f := e.begin(t)
+	assert.Contains(t, f.authURL, "login_hint=ann%40example.com")
+	assert.NotContains(t, f.authURL, "request_uri")
+
+	strict := newIDP(t, true, withPAR, func(c *oidc2fa.Config) { c.RequirePAR = true })
+	_, err := rp.New(context.Background(), rp.Config{
+		Issuer: strict.issuer, ClientID: strict.clientID, ClientSecret: strict.secret, RedirectURI: redirectURI,
+		Sessions: sessionKinds[0].make(t, strict.clock.Now), DisablePAR: true,
+	})
+	assert.ErrorIs(t, err, rp.ErrDiscovery)
+}
+
+// TestPARRefused: the provider's refusal of a pushed request is an *AuthError, and nothing is
+// saved for the browser.
+func TestPARRefused(t *testing.T) {
+	p := newIDP(t, true, withPAR)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now), func(c *rp.Config) { c.ClientSecret = "secret_wrong" })
+	rec := httptest.NewRecorder()
+	_, err := e.rp.AuthCodeURL(rec, httptest.NewRequest("POST", "https://app.example.com/login", nil), "ann@example.com")
+	var authErr *rp.AuthError
+	require.ErrorAs(t, err, &authErr)
+	assert.Equal(t, "invalid_client", authErr.Code)
+	assert.Empty(t, rec.Result().Cookies(), "no sign-in was saved")
+}
+
+// TestCallbackChecksTheUser: the login hint matches the token when it is its sub, or its
+// preferred_username or email as the store folds them; anything else is ErrWrongUser.
+func TestCallbackChecksTheUser(t *testing.T) {
+	tests := []struct {
+		name  string
+		hint  func(p *idp) string
+		claim map[string]any // claims the token is given; nil deletes one
+		ok    bool
+	}{
+		{"userName as hint", func(*idp) string { return "ann@example.com" }, nil, true},
+		{"id as hint", func(p *idp) string { return p.user.ID }, nil, true},
+		{"userName in another case", func(*idp) string { return "ANN@Example.COM" }, nil, true},
+		{"preferred_username in another case", func(*idp) string { return "ann@example.com" },
+			map[string]any{"preferred_username": "Ann@EXAMPLE.com"}, true},
+		{"the email matches", func(*idp) string { return "ann@example.com" },
+			map[string]any{"preferred_username": "ann", "email": "ANN@example.com"}, true},
+		{"neither matches", func(*idp) string { return "ann@example.com" },
+			map[string]any{"preferred_username": "mallory@example.com", "email": "mallory@example.com"}, false},
+		{"no names in the token", func(*idp) string { return "ann@example.com" },
+			map[string]any{"preferred_username": nil, "email": nil}, false},
+		{"another sub", func(p *idp) string { return p.user.ID },
+			map[string]any{"sub": "user_someone_else"}, false},
+		{"the id compared exactly", func(p *idp) string { return p.user.ID },
+			map[string]any{"sub": "USER_SOMEONE", "preferred_username": nil, "email": nil}, false},
+		{"a name that is not a string", func(*idp) string { return "ann@example.com" },
+			map[string]any{"preferred_username": 42}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newIDP(t, true)
+			if tc.claim != nil {
+				p.setForge(t, func(claims map[string]any) string {
+					for k, v := range tc.claim {
+						if v == nil {
+							delete(claims, k)
+						} else {
+							claims[k] = v
+						}
+					}
+					return p.sign(claims)
+				})
+			}
+			e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+			f := e.beginFor(t, tc.hint(p))
+			p.authorize(t, f, "approve")
+			res, _, err := e.finish(f, f.cookies, nil)
+			if tc.ok {
+				require.NoError(t, err)
+				assert.Equal(t, tc.hint(p), res.LoginHint)
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, res)
+			if _, isString := tc.claim["preferred_username"].(int); !isString {
+				assert.ErrorIs(t, err, rp.ErrWrongUser)
+			}
+		})
+	}
+}
+
+// TestCallbackFoldsAsTheStore: a userName with a long s (ſ) is the same user as one with s, at
+// the store and so at the RP.
+func TestCallbackFoldsAsTheStore(t *testing.T) {
+	p := newIDP(t, true)
+	ross, err := p.backend.Users.Create(context.Background(), "acme", store.User{UserName: "roſſ@example.com", Active: true})
+	require.NoError(t, err)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+	f := e.beginFor(t, "ROSS@example.com")
+	p.authorize(t, f, "approve")
+	res, _, err := e.finish(f, f.cookies, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ross.ID, res.Subject)
+	assert.Equal(t, "roſſ@example.com", res.PreferredUsername)
+}
+
+// enrolledIDP is an idp whose users all have the factor, as the test authenticator tells the
+// provider, and whose enrollment page is shown.
+func enrolledIDP(t *testing.T) *idp {
+	t.Helper()
+	return newIDP(t, true, func(c *oidc2fa.Config) {
+		c.Authenticator.(*authtest.Authenticator).Enrolled = func(string, string) bool { return true }
+	})
+}
+
+// TestEnrollURLRefusesToReplace: with the first factor alone, an enrolled user's factor cannot
+// be replaced: ErrSignInFirst (and the provider's login_required).
+func TestEnrollURLRefusesToReplace(t *testing.T) {
+	p := enrolledIDP(t)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+	_, err := e.beginEnroll("ann@example.com")
+	require.ErrorIs(t, err, rp.ErrSignInFirst)
+	var authErr *rp.AuthError
+	require.ErrorAs(t, err, &authErr)
+	assert.Equal(t, rp.LoginRequired, authErr.Code)
+}
+
+// TestReenrollURL: after a sign-in with both factors, ReenrollURL gets a link that replaces the
+// factor; once the sign-in is older than the provider allows, it is ErrSignInFirst again.
+func TestReenrollURL(t *testing.T) {
+	p := enrolledIDP(t)
+	p.auth.AutoApprove = true
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+	res, err := e.flow(t)
+	require.NoError(t, err)
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "https://app.example.com/settings/2fa", nil)
+	link, err := e.rp.ReenrollURL(context.Background(), rec, req, res)
+	require.NoError(t, err)
+	f := &flight{authURL: link, cookies: rec.Result().Cookies()}
+	p.enroll(t, f, "enroll")
+	_, _, err = e.finish(f, f.cookies, nil)
+	var done *rp.EnrollmentComplete
+	require.ErrorAs(t, err, &done, "the replacement went through")
+	assert.Equal(t, p.user.ID, done.LoginHint)
+
+	p.clock.Advance(oidc2fa.DefaultReenrollmentMaxAge + time.Second)
+	_, err = e.rp.ReenrollURL(context.Background(), httptest.NewRecorder(), req, res)
+	assert.ErrorIs(t, err, rp.ErrSignInFirst, "the sign-in is too old")
+
+	_, err = e.rp.ReenrollURL(context.Background(), httptest.NewRecorder(), req, &rp.Result{Subject: p.user.ID})
+	assert.Error(t, err, "a Result without an ID token")
+	assert.False(t, errors.Is(err, rp.ErrSignInFirst))
+}
