@@ -30,13 +30,14 @@ type app struct {
 	log      *slog.Logger
 }
 
-// handler routes the application's four paths.
+// handler routes the application's five paths.
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", a.home)
 	mux.HandleFunc("POST /login", a.login)
 	mux.HandleFunc("GET /callback", a.callback) // the redirect URI registered with visid
 	mux.HandleFunc("POST /logout", a.logout)
+	mux.HandleFunc("POST /picture", a.changePicture)
 	return mux
 }
 
@@ -116,6 +117,13 @@ func (a *app) enroll(w http.ResponseWriter, r *http.Request, user string) {
 		a.pages.problem(w, r, http.StatusNotImplemented, "Picture passwords cannot be set up here",
 			"This visid offers no way to set up the second factor.")
 		return
+	case errors.Is(err, rp.ErrSignInFirst):
+		// The password alone never replaces the second factor.
+		a.log.InfoContext(ctx, "enrollment refused: the user has a picture password", "user", user)
+		a.pages.problem(w, r, http.StatusConflict, "You already have a picture password",
+			"A password alone cannot replace it. Sign in with your password and your picture password, "+
+				"then choose “Change picture password”.")
+		return
 	case errors.As(err, &authErr):
 		a.log.WarnContext(ctx, "visid refused the enrollment", "error", authErr.Code, "description", authErr.Description)
 		a.pages.problem(w, r, http.StatusBadGateway, "The picture password cannot be set up",
@@ -147,7 +155,8 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		// and the browser's session stays as it is (it proved nothing when the enrollment
 		// started).
 		a.log.InfoContext(ctx, "picture password set up", "user", enrolled.LoginHint)
-		a.pages.enrolled(w, r)
+		s, ok := a.sessions.get(r)
+		a.pages.enrolled(w, r, ok && s.signedIn())
 		return
 	case errors.As(err, &authErr) && authErr.Enrollment && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "enrollment not finished", "error", authErr.Code)
@@ -169,6 +178,13 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		a.pages.problem(w, r, http.StatusBadRequest, "The sign-in did not finish",
 			"visid did not complete the second factor ("+authErr.Code+"), so you are not signed in.")
 		return
+	case errors.Is(err, rp.ErrWrongUser):
+		// visid confirmed the second factor of another user than the one this sign-in was for:
+		// the browser changed the request on its way (possible only without pushed requests).
+		a.log.WarnContext(ctx, "the second factor was passed by another account; nobody is signed in")
+		a.pages.problem(w, r, http.StatusForbidden, "The second factor was passed by another account",
+			"visid confirmed the second factor of another account than the one whose password was given, so you are not signed in.")
+		return
 	case errors.Is(err, rp.ErrState), errors.Is(err, rp.ErrExpired):
 		a.log.InfoContext(ctx, "callback refused", "err", err)
 		a.pages.problem(w, r, http.StatusBadRequest, "This sign-in has ended",
@@ -181,9 +197,10 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// visid confirmed the user the sign-in was started for (Result.LoginHint). Let the browser
-	// in only if that is the user whose password this browser's session passed: a callback of
-	// an older sign-in in another tab, for another user, must not sign in this one.
+	// Callback checked that the ID token names the user the sign-in was started for
+	// (Result.LoginHint). Let the browser in only if that is the user whose password this
+	// browser's session passed: a callback of an older sign-in in another tab, for another user,
+	// must not sign in this one.
 	s, ok := a.sessions.get(r)
 	switch {
 	case !ok || s.Email == "":
@@ -198,12 +215,68 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 			"The password step and the second factor were not for the same user (two sign-ins at once?), so you are not signed in.")
 		return
 	}
-	a.sessions.start(w, r, session{Email: s.Email, Second: &secondFactor{
-		Subject: res.Subject, AuthTime: res.AuthTime, AMR: slices.Clone(res.AMR),
-	}})
+	second := &secondFactor{Subject: res.Subject, AuthTime: res.AuthTime, AMR: slices.Clone(res.AMR)}
+	if s.Reenroll {
+		a.reenroll(w, r, s.Email, second, res)
+		return
+	}
+	a.sessions.start(w, r, session{Email: s.Email, Second: second})
 	a.log.InfoContext(ctx, "signed in with both factors", "user", s.Email, "sub", res.Subject,
 		"auth_time", res.AuthTime.Format(time.RFC3339), "amr", res.AMR)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// changePicture starts a change of the picture password: the user signs in with both factors
+// again (visid accepts a replacement only right after a sign-in with the current one), and the
+// callback then sends the browser on to set up the new one.
+func (a *app) changePicture(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		a.pages.problem(w, r, http.StatusBadRequest, "The form could not be read", "Please try again.")
+		return
+	}
+	s, ok := a.sessions.get(r)
+	if !ok || !s.signedIn() || !s.csrfOK(r.PostFormValue("csrf")) {
+		a.pages.problem(w, r, http.StatusForbidden, "Sign in first",
+			"Only a user signed in with both factors can change the picture password.")
+		return
+	}
+	// The session keeps the password's proof but not the old second factor: the new sign-in
+	// must pass it again.
+	a.sessions.start(w, r, session{Email: s.Email, Reenroll: true})
+	target, err := a.second.AuthCodeURL(w, r, s.Email)
+	if err != nil {
+		a.log.ErrorContext(ctx, "starting the second factor", "err", err)
+		a.pages.problem(w, r, http.StatusInternalServerError, "Something went wrong",
+			"The second factor could not be started. Please try again later.")
+		return
+	}
+	a.log.InfoContext(ctx, "confirming the second factor before changing it", "user", s.Email)
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// reenroll sends a user who has just passed both factors to visid to replace the picture
+// password, with the proof of that sign-in; the browser stays signed in.
+func (a *app) reenroll(w http.ResponseWriter, r *http.Request, email string, second *secondFactor, res *rp.Result) {
+	ctx := r.Context()
+	a.sessions.start(w, r, session{Email: email, Second: second})
+	target, err := a.second.ReenrollURL(ctx, w, r, res)
+	var authErr *rp.AuthError
+	switch {
+	case errors.As(err, &authErr):
+		a.log.WarnContext(ctx, "visid refused the change of the picture password", "error", authErr.Code, "description", authErr.Description)
+		a.pages.problem(w, r, http.StatusBadGateway, "The picture password cannot be changed",
+			"visid refused to change it ("+authErr.Code+"). You are still signed in.")
+		return
+	case err != nil:
+		a.log.ErrorContext(ctx, "starting the change of the picture password", "err", err)
+		a.pages.problem(w, r, http.StatusInternalServerError, "Something went wrong",
+			"The change of the picture password could not be started. You are still signed in.")
+		return
+	}
+	a.log.InfoContext(ctx, "both factors passed; off to visid to change the second", "user", email)
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 // logout ends the session.

@@ -52,14 +52,19 @@ func wrongPoints() []picture.Point {
 // with alicePoints; the picture Authenticator over it; the provider under /oidc/ of an httptest
 // server; a client for the app; and the app itself.
 type pictureStack struct {
-	v     *visid
-	app   *appRun
-	auth  *picture.Authenticator
-	pics  store.PictureCredentials
-	alice *store.User
+	v       *visid
+	app     *appRun
+	auth    *picture.Authenticator
+	pics    store.PictureCredentials
+	alice   *store.User
+	mallory *store.User // another user of the tenant, enrolled on the farm with malloryPoints
 }
 
-func newPictureStack(t *testing.T) *pictureStack {
+// malloryPoints are mallory's points on the farm.
+var malloryPoints = []picture.Point{{X: 120, Y: 650}, {X: 400, Y: 90}, {X: 640, Y: 420}, {X: 880, Y: 200}, {X: 300, Y: 380}}
+
+// newPictureStack builds the stack; appFlags are extra flags of the app.
+func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(t.Output(), nil)).With("side", "visid")
@@ -87,6 +92,10 @@ func newPictureStack(t *testing.T) *pictureStack {
 	})
 	require.NoError(t, err)
 	require.NoError(t, auth.Enroll(ctx, "demo", alice.ID, "harbour", alicePoints))
+	mallory, err := b.Users.Create(ctx, "demo", store.User{UserName: "mallory", Active: true,
+		Emails: []store.MultiValue{{Value: "mallory@example.com", Primary: true}}})
+	require.NoError(t, err)
+	require.NoError(t, auth.Enroll(ctx, "demo", mallory.ID, "farm", malloryPoints))
 
 	secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{
 		Tenant: "demo", Name: "Example app", RedirectURIs: []string{"http://127.0.0.1/not-yet"}})
@@ -96,6 +105,7 @@ func newPictureStack(t *testing.T) *pictureStack {
 	require.NoError(t, err)
 	provider, err := oidc2fa.New(oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
+		Pushed:        b.Pushed, // the app pushes its sign-in requests
 		Authenticator: auth,
 		Signer:        keys,
 		BaseURL:       v.srv.URL + "/oidc",
@@ -104,7 +114,7 @@ func newPictureStack(t *testing.T) *pictureStack {
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
-	return &pictureStack{v: v, app: startApp(t, v), auth: auth, pics: b.Pictures, alice: alice}
+	return &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory}
 }
 
 // findBrowser returns the path of Chromium (or Chrome). Without one the test skips, or fails
@@ -436,9 +446,11 @@ func TestBrowserLogin(t *testing.T) {
 	}
 }
 
-// TestBrowserEnrollment sets up a new picture password through the app's "Set up picture
-// password" button, on another built-in image than alice's harbour (the last one offered), then
-// signs in with it.
+// TestBrowserEnrollment replaces alice's picture password as a person does: the password alone
+// is not enough ("Set up picture password" is refused), so she signs in with both factors,
+// chooses "Change picture password", passes her current picture password again, and sets up a
+// new one on another built-in image than the harbour (the last one offered); then she signs in
+// with it.
 func TestBrowserEnrollment(t *testing.T) {
 	exe := findBrowser(t)
 	s := newPictureStack(t)
@@ -450,7 +462,18 @@ func TestBrowserEnrollment(t *testing.T) {
 	points := []picture.Point{{X: 150, Y: 120}, {X: 820, Y: 140}, {X: 500, Y: 380}, {X: 180, Y: 620}, {X: 840, Y: 600}}
 
 	c.open(s.app.url+"/", `input[name="email"]`)
-	c.passwordForm(demoEmail, demoPassword, actionEnroll, "#continue")
+	c.passwordForm(demoEmail, demoPassword, actionEnroll, `a[href="/"]`)
+	assert.Equal(t, "You already have a picture password", c.text("h1"), "the password alone replaces nothing")
+
+	c.signIn(s.app, demoEmail, demoPassword)
+	c.clickPoints(alicePoints)
+	c.press("#submit", "p.hint")
+	require.Equal(t, "alice@example.com passed both factors", c.appHeading())
+	c.press(`form[action="/picture"] button`, "#login-form #picture")
+	c.waitFor("the picture", fmt.Sprintf(pictureLoaded, "/image"))
+	assert.Equal(t, "Your picture: Harbour", eval[string](c, `document.getElementById("picture").alt`), "the current factor first")
+	c.clickPoints(alicePoints)
+	c.press("#submit", "#continue")
 	assert.True(t, strings.HasPrefix(eval[string](c, `location.href`), s.v.srv.URL+"/oidc/enroll/demo/"), "at visid's link page")
 	assert.Equal(t, "Set up your second factor", c.text("h1"))
 
@@ -474,14 +497,15 @@ func TestBrowserEnrollment(t *testing.T) {
 	c.clickPoints(points)
 	c.press("#submit", "p.hint")
 	assert.Equal(t, "Your picture password is set up", c.text("h1"))
-	assert.Contains(t, c.text("body"), enrolledText)
+	assert.Contains(t, c.text("body"), changedText)
 
 	cred, err := s.pics.Get(ctx, "demo", s.alice.ID)
 	require.NoError(t, err)
 	assert.Equal(t, chosen.Name, cred.Image)
 
-	c.press(`a[href="/"]`, `input[name="email"]`)
-	assert.NotContains(t, c.text("body"), "passed both factors", "the enrollment signed nobody in")
+	c.press(`a[href="/"]`, `form[action="/logout"]`)
+	assert.Contains(t, c.text("h1"), "passed both factors", "still signed in")
+	c.press(`form[action="/logout"] button`, `input[name="email"]`)
 
 	c.signIn(s.app, demoEmail, demoPassword)
 	assert.Equal(t, "Your picture: "+chosen.Title, eval[string](c, `document.getElementById("picture").alt`))

@@ -21,6 +21,7 @@ type config struct {
 	redirectURI  string // "": baseURL + "/callback"
 	usersFile    string
 	sessions     string // "server" or "cookie"
+	noPAR        bool   // rp.Config.DisablePAR
 	level        slog.Level
 }
 
@@ -37,6 +38,7 @@ func parseConfig(args []string, stderr io.Writer, envSecret string) (config, err
 	fs.StringVar(&c.redirectURI, "redirect-uri", "", "")
 	fs.StringVar(&c.usersFile, "users", "", "")
 	fs.StringVar(&c.sessions, "sessions", "server", "")
+	fs.BoolVar(&c.noPAR, "no-par", false, "")
 	level := fs.String("log-level", "info", "")
 	if err := cli.ParseFlags(fs, args, usage, stderr); err != nil {
 		return c, err

@@ -12,8 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// enrolledText is what the app's page says after visid set up the picture password.
-const enrolledText = "Your picture password is set up. Sign in to use it."
+// enrolledText is what the app's page says after visid set up the picture password, and
+// changedText what it says after a signed-in user changed it.
+const (
+	enrolledText = "Your picture password is set up. Sign in to use it."
+	changedText  = "Your new picture password is set up. You are still signed in."
+)
 
 // notEnrolledTitle is the heading of the page after an enrollment that did not finish.
 const notEnrolledTitle = "<h1>The picture password was not set up</h1>"

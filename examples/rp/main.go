@@ -51,6 +51,9 @@ Flags:
   -users FILE          more users, one "email:password" a line, beside the demo user
   -sessions KIND       where sign-ins wait for visid's answer: "server" (in memory, the default)
                        or "cookie" (in encrypted cookies, with a new key at each start)
+  -no-par              send the sign-in request through the browser even when visid offers
+                       pushed authorization requests (to see the check of the user in the ID
+                       token at work; never needed otherwise)
   -log-level LEVEL     debug, info, warn or error (default info); logs go to stderr
 
 go run ./examples/idp prints the lines client_id=… and client_secret=… to use here.

@@ -91,10 +91,10 @@ func (p *pages) signedIn(w http.ResponseWriter, r *http.Request, s session) {
 	})
 }
 
-// enrolled renders the page after visid set up the picture password: the person is not signed
-// in, and signs in to use it.
-func (p *pages) enrolled(w http.ResponseWriter, r *http.Request) {
-	p.render(w, r, http.StatusOK, "enrolled", nil)
+// enrolled renders the page after visid set up the picture password: a person who set up a
+// first one is not signed in, and signs in to use it; one who changed it stays signed in.
+func (p *pages) enrolled(w http.ResponseWriter, r *http.Request, signedIn bool) {
+	p.render(w, r, http.StatusOK, "enrolled", struct{ SignedIn bool }{signedIn})
 }
 
 // problem renders a page that explains a failure and links to the start.

@@ -95,6 +95,7 @@ func connect(ctx context.Context, cfg config, redirectURI string, secure bool, l
 		ClientSecret: cfg.clientSecret,
 		RedirectURI:  redirectURI,
 		Sessions:     sessions,
+		DisablePAR:   cfg.noPAR,
 		Logger:       log,
 	})
 	var unreachable *url.Error // the HTTP client's error: nothing answered

@@ -25,6 +25,9 @@ type session struct {
 	Email string
 	// Second is set once visid confirmed the second factor for Email.
 	Second *secondFactor
+	// Reenroll marks a sign-in started to change the picture password: once visid confirms
+	// both factors again, the browser goes on to set up a new one.
+	Reenroll bool
 }
 
 // secondFactor is what visid said about the second factor.
