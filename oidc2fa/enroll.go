@@ -190,6 +190,10 @@ func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest,
 	if !store.ValidTenantID(req.Tenant) {
 		return nil, fmt.Errorf("oidc2fa: tenant %q: %w", req.Tenant, store.ErrNotFound)
 	}
+	if !validText(req.User) || !validText(req.State) || len(req.User) > maxParamBytes || len(req.State) > maxParamBytes {
+		return nil, fmt.Errorf("oidc2fa: the user and the state must be text (no NUL, valid UTF-8) of at most %d bytes: %w",
+			maxParamBytes, store.ErrInvalid)
+	}
 	if req.ClientID != "" || req.RedirectURI != "" {
 		if req.ClientID == "" {
 			return nil, ErrRedirectURI
