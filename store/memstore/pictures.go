@@ -31,25 +31,17 @@ func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.Pict
 
 // Put implements store.PictureCredentials.
 func (ps *Pictures) Put(ctx context.Context, c store.PictureCredential) error {
-	switch {
-	case c.UserID == "":
-		return fmt.Errorf("picture credential without user: %w", store.ErrInvalid)
-	case len(c.Hash) == 0 || len(c.Salt) == 0:
-		return fmt.Errorf("picture credential without hash or salt: %w", store.ErrInvalid)
-	}
-	return ps.s.write(ctx, c.Tenant, func(t *tenantData) error {
-		rec, err := t.user(c.UserID)
-		if err != nil {
-			return err
-		}
-		rec.picture = copyPicture(&c)
-		rec.picture.Failures, rec.picture.LastFailure = 0, time.Time{}
-		return nil
-	})
+	return ps.put(ctx, c, true)
 }
 
 // Create implements store.PictureCredentials.
 func (ps *Pictures) Create(ctx context.Context, c store.PictureCredential) error {
+	return ps.put(ctx, c, false)
+}
+
+// put stores c, replacing the user's credential when replace is set and failing with
+// ErrConflict when it is not and the user has one.
+func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace bool) error {
 	switch {
 	case c.UserID == "":
 		return fmt.Errorf("picture credential without user: %w", store.ErrInvalid)
@@ -61,7 +53,7 @@ func (ps *Pictures) Create(ctx context.Context, c store.PictureCredential) error
 		if err != nil {
 			return err
 		}
-		if rec.picture != nil {
+		if rec.picture != nil && !replace {
 			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
 		}
 		rec.picture = copyPicture(&c)
