@@ -197,10 +197,11 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// Callback checked that the ID token names the user the sign-in was started for
-	// (Result.LoginHint). Let the browser in only if that is the user whose password this
-	// browser's session passed: a callback of an older sign-in in another tab, for another user,
-	// must not sign in this one.
+	// Callback checked that the ID token names the user the sign-in was started for. Let the
+	// browser in only if the token also names the user whose password this browser's session
+	// passed: a callback of an older sign-in in another tab, for another user, must not sign in
+	// this one. The check is of the token (Result.CheckUser), not of Result.LoginHint, which
+	// comes from this application's own session.
 	s, ok := a.sessions.get(r)
 	switch {
 	case !ok || s.Email == "":
@@ -208,9 +209,9 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		a.pages.problem(w, r, http.StatusForbidden, "Sign in with your password first",
 			"This browser has not passed the password step, so you are not signed in.")
 		return
-	case res.LoginHint != s.Email:
+	case res.CheckUser(s.Email) != nil:
 		a.log.WarnContext(ctx, "the two factors were passed by different users",
-			"first_factor", s.Email, "second_factor", res.LoginHint)
+			"first_factor", s.Email, "sub", res.Subject)
 		a.pages.problem(w, r, http.StatusForbidden, "The two factors were for different users",
 			"The password step and the second factor were not for the same user (two sign-ins at once?), so you are not signed in.")
 		return

@@ -164,7 +164,7 @@ func TestTamperedState(t *testing.T) {
 
 // TestFactorsOfDifferentUsers: one browser passes alice's password, then bob's, then alice's second
 // factor. The callback carries a valid ID token for alice, but this browser's session is now
-// bob's first factor, so the check of Result.LoginHint refuses it.
+// bob's first factor, so Result.CheckUser with bob refuses it.
 func TestFactorsOfDifferentUsers(t *testing.T) {
 	v := newVisid(t, false)
 	users := t.TempDir() + "/users"

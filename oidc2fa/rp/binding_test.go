@@ -147,32 +147,56 @@ func TestPARRefused(t *testing.T) {
 	assert.Empty(t, rec.Result().Cookies(), "no sign-in was saved")
 }
 
+// TestAuthCodeURLContext: the push runs with the context given, not the request's.
+func TestAuthCodeURLContext(t *testing.T) {
+	p := newIDP(t, true, withPAR)
+	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
+	req := httptest.NewRequest("POST", "https://app.example.com/login", nil)
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	_, err := e.rp.AuthCodeURLContext(cancelled, rec, req, "ann@example.com")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, rec.Result().Cookies(), "no sign-in was saved")
+
+	rec = httptest.NewRecorder()
+	target, err := e.rp.AuthCodeURLContext(context.Background(), rec, req.WithContext(cancelled), "ann@example.com")
+	require.NoError(t, err)
+	f := &flight{authURL: target, cookies: rec.Result().Cookies()}
+	p.authorize(t, f, "approve")
+	res, _, err := e.finish(f, f.cookies, nil)
+	require.NoError(t, err)
+	assert.Equal(t, p.user.ID, res.Subject)
+}
+
 // TestCallbackChecksTheUser: the login hint matches the token when it is its sub, or its
-// preferred_username or email as the store folds them; anything else is ErrWrongUser.
+// preferred_username or email as the store folds them; anything else is ErrWrongUser, and no
+// Result.
 func TestCallbackChecksTheUser(t *testing.T) {
 	tests := []struct {
 		name  string
 		hint  func(p *idp) string
 		claim map[string]any // claims the token is given; nil deletes one
-		ok    bool
+		want  error          // nil: signed in
 	}{
-		{"userName as hint", func(*idp) string { return "ann@example.com" }, nil, true},
-		{"id as hint", func(p *idp) string { return p.user.ID }, nil, true},
-		{"userName in another case", func(*idp) string { return "ANN@Example.COM" }, nil, true},
+		{"userName as hint", func(*idp) string { return "ann@example.com" }, nil, nil},
+		{"id as hint", func(p *idp) string { return p.user.ID }, nil, nil},
+		{"userName in another case", func(*idp) string { return "ANN@Example.COM" }, nil, nil},
 		{"preferred_username in another case", func(*idp) string { return "ann@example.com" },
-			map[string]any{"preferred_username": "Ann@EXAMPLE.com"}, true},
+			map[string]any{"preferred_username": "Ann@EXAMPLE.com"}, nil},
 		{"the email matches", func(*idp) string { return "ann@example.com" },
-			map[string]any{"preferred_username": "ann", "email": "ANN@example.com"}, true},
+			map[string]any{"preferred_username": "ann", "email": "ANN@example.com"}, nil},
 		{"neither matches", func(*idp) string { return "ann@example.com" },
-			map[string]any{"preferred_username": "mallory@example.com", "email": "mallory@example.com"}, false},
+			map[string]any{"preferred_username": "mallory@example.com", "email": "mallory@example.com"}, rp.ErrWrongUser},
 		{"no names in the token", func(*idp) string { return "ann@example.com" },
-			map[string]any{"preferred_username": nil, "email": nil}, false},
+			map[string]any{"preferred_username": nil, "email": nil}, rp.ErrWrongUser},
 		{"another sub", func(p *idp) string { return p.user.ID },
-			map[string]any{"sub": "user_someone_else"}, false},
+			map[string]any{"sub": "user_someone_else"}, rp.ErrWrongUser},
 		{"the id compared exactly", func(p *idp) string { return p.user.ID },
-			map[string]any{"sub": "USER_SOMEONE", "preferred_username": nil, "email": nil}, false},
+			map[string]any{"sub": "USER_SOMEONE", "preferred_username": nil, "email": nil}, rp.ErrWrongUser},
 		{"a name that is not a string", func(*idp) string { return "ann@example.com" },
-			map[string]any{"preferred_username": 42}, false},
+			map[string]any{"preferred_username": 42}, rp.ErrInvalidToken},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,18 +217,57 @@ func TestCallbackChecksTheUser(t *testing.T) {
 			f := e.beginFor(t, tc.hint(p))
 			p.authorize(t, f, "approve")
 			res, _, err := e.finish(f, f.cookies, nil)
-			if tc.ok {
+			if tc.want == nil {
 				require.NoError(t, err)
 				assert.Equal(t, tc.hint(p), res.LoginHint)
 				return
 			}
-			require.Error(t, err)
+			require.ErrorIs(t, err, tc.want)
 			assert.Nil(t, res)
-			if _, isString := tc.claim["preferred_username"].(int); !isString {
+		})
+	}
+}
+
+// TestResultCheckUser is the matching rule itself: sub exactly; userName and email
+// case-insensitively, folded as the store folds userNames (schema.Fold: simple case folding,
+// so ſ is s and K is k).
+func TestResultCheckUser(t *testing.T) {
+	res := &rp.Result{Subject: "user_Ab3", PreferredUsername: "roſſ@example.com", Email: "Ross.Kelvin@Example.com"}
+	tests := []struct {
+		user string
+		ok   bool
+	}{
+		{"user_Ab3", true},
+		{"user_ab3", false}, // the id is compared exactly
+		{"USER_AB3", false},
+		{"roſſ@example.com", true},
+		{"ROSS@example.com", true}, // ſ folds to s
+		{"ross@EXAMPLE.COM", true},
+		{"ross.kelvin@example.com", true},
+		{"ross.Kelvin@example.com", true}, // K, the Kelvin sign, folds to k
+		{"ross.kelvin@example.co", false},
+		{"ross", false},
+		{"mallory@example.com", false},
+		{" ross@example.com", false}, // no trimming
+		{"", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			err := res.CheckUser(tc.user)
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
 				assert.ErrorIs(t, err, rp.ErrWrongUser)
 			}
 		})
 	}
+
+	t.Run("no names in the token", func(t *testing.T) {
+		bare := &rp.Result{Subject: "user_1"}
+		assert.NoError(t, bare.CheckUser("user_1"))
+		assert.ErrorIs(t, bare.CheckUser(""), rp.ErrWrongUser, "an empty name never matches an empty claim")
+		assert.ErrorIs(t, bare.CheckUser("ann@example.com"), rp.ErrWrongUser)
+	})
 }
 
 // TestCallbackFoldsAsTheStore: a userName with a long s (ſ) is the same user as one with s, at
@@ -236,11 +299,13 @@ func enrolledIDP(t *testing.T) *idp {
 func TestEnrollURLRefusesToReplace(t *testing.T) {
 	p := enrolledIDP(t)
 	e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now))
-	_, err := e.beginEnroll("ann@example.com")
+	f, err := e.beginEnroll("ann@example.com")
 	require.ErrorIs(t, err, rp.ErrSignInFirst)
 	var authErr *rp.AuthError
 	require.ErrorAs(t, err, &authErr)
 	assert.Equal(t, rp.LoginRequired, authErr.Code)
+	assert.Empty(t, f.authURL)
+	assert.Empty(t, f.cookies, "nothing was saved")
 }
 
 // TestReenrollURL: after a sign-in with both factors, ReenrollURL gets a link that replaces the

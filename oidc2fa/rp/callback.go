@@ -23,13 +23,18 @@ type Result struct {
 	// AMR is the amr claim: the authentication methods used.
 	AMR []string
 	// PreferredUsername and Email are the preferred_username and email claims: the user's
-	// userName and primary email at visid when the token was issued ("" when absent).
+	// userName and primary email at visid when the token was issued ("" when absent: a user
+	// without a primary email has no email claim). They name the user for the application;
+	// Subject is what stays the same when they change.
 	PreferredUsername string
 	Email             string
-	// LoginHint is the login hint AuthCodeURL was given for this sign-in. Callback has checked
-	// that the token names that user (see Callback); an application that sends the user's
-	// email or userName as the hint has nothing more to compare. One that cannot know either
-	// compares Subject with the visid id it keeps for the user of its first factor.
+	// LoginHint is what the sign-in was started with: the login hint given to AuthCodeURL.
+	// Callback has already checked that the ID token names that user. It comes from the RP's
+	// own session, so comparing it with the application's session proves nothing about the
+	// token: to check that the user of this browser's first factor is the one who passed the
+	// second, call CheckUser with that user. An application that knows neither the user's
+	// email nor userName at visid compares Subject with the visid id it keeps for the user of
+	// its first factor.
 	LoginHint string
 	// Claims are all the claims of the ID token, as encoding/json decodes them into a
 	// map[string]any (numbers are float64).
@@ -51,11 +56,12 @@ type Result struct {
 //   - verifies the ID token: an EdDSA signature by a key of the provider's JWKS (ErrSignature),
 //     iss (ErrIssuer), aud and azp (ErrAudience), exp (ErrExpired), iat, nbf and sub
 //     (ErrInvalidToken), and the nonce of the sign-in (ErrNonce);
-//   - checks that the token names the user the sign-in was started for: the login hint given
-//     to AuthCodeURL equals sub, or equals preferred_username or email case-insensitively (with
-//     the store's folding, schema.Fold). Otherwise it returns ErrWrongUser and no Result: the
-//     browser passed another user's second factor (it can edit the authorization request on
-//     its way to the provider, unless the request was pushed).
+//   - checks that the token names the user the sign-in was started for (Result.CheckUser with
+//     the login hint given to AuthCodeURL): the hint equals sub, or equals preferred_username
+//     or email case-insensitively (with the store's folding, schema.Fold). Otherwise it
+//     returns ErrWrongUser and no Result: the browser passed another user's second factor (it
+//     can edit the authorization request on its way to the provider, unless the request was
+//     pushed). The sign-in is used up all the same.
 //
 // State and iss are checked before error, so a forged callback cannot put words in the
 // provider's mouth. A finished enrollment is reported as an error, not as a Result, so that a
@@ -105,27 +111,39 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return nil, err
 	}
-	if !namesUser(res, s.LoginHint) {
+	if err := res.CheckUser(s.LoginHint); err != nil {
+		// Neither the hint nor the token's names are logged: the sub says who passed.
 		p.log.WarnContext(ctx, "rp: the second factor was passed by another user than the sign-in was started for",
 			"sub", res.Subject)
-		return nil, fmt.Errorf("rp: callback: %w", ErrWrongUser)
+		return nil, fmt.Errorf("rp: callback: %w", err)
 	}
 	res.LoginHint = s.LoginHint
 	return res, nil
 }
 
-// namesUser reports whether the token of res names the user hint named: hint is its sub, or its
-// preferred_username or email as the store compares them (case-insensitively, schema.Fold).
-func namesUser(res *Result, hint string) bool {
-	if hint == "" {
-		return false
+// CheckUser checks that the ID token names user, the user of the application's first factor:
+// user equals Subject exactly, or equals PreferredUsername or Email case-insensitively, with
+// the folding the visid store uses for userNames (schema.Fold, so "ROSS@example.com" names the
+// user "roſſ@example.com" too). Otherwise it returns an error wrapping ErrWrongUser.
+//
+// Callback has already run it with the sign-in's login hint. An application calls it again
+// with the user its own session says passed the first factor, when that may not be the hint
+// the sign-in was started with (a second sign-in started in another tab of the same browser,
+// for instance); a comparison with LoginHint would compare two values of the application's
+// own, and prove nothing about the token.
+func (res *Result) CheckUser(user string) error {
+	if user == "" {
+		return fmt.Errorf("rp: no user to compare the ID token with: %w", ErrWrongUser)
 	}
-	if hint == res.Subject {
-		return true
+	if user == res.Subject {
+		return nil
 	}
-	folded := schema.Fold(hint)
-	return res.PreferredUsername != "" && schema.Fold(res.PreferredUsername) == folded ||
-		res.Email != "" && schema.Fold(res.Email) == folded
+	folded := schema.Fold(user)
+	if res.PreferredUsername != "" && schema.Fold(res.PreferredUsername) == folded ||
+		res.Email != "" && schema.Fold(res.Email) == folded {
+		return nil
+	}
+	return fmt.Errorf("rp: the ID token names neither this user's visid id, userName nor email: %w", ErrWrongUser)
 }
 
 // single returns the one value of a parameter; ok is false when it is absent or repeated.

@@ -61,8 +61,14 @@
 //			return
 //		}
 //		user, ok := firstFactor(r) // the application's own session of this browser
-//		if !ok || user.Email != res.LoginHint {
+//		if !ok {
 //			http.Error(w, "sign in with your password first", http.StatusForbidden)
+//			return
+//		}
+//		// The token, not the sign-in's hint, against the user of this browser's first factor
+//		// (which may have changed meanwhile, in another tab).
+//		if err := res.CheckUser(user.Email); err != nil { // ErrWrongUser
+//			http.Error(w, "the second factor was passed by another account", http.StatusForbidden)
 //			return
 //		}
 //		signIn(w, r, user, res.Subject, res.AuthTime) // the application's own session
@@ -71,19 +77,27 @@
 //
 // # Binding the second factor to the first
 //
+// The authorization request travels through the browser, which can edit it: someone who knows
+// alice's password and has an account of their own could start alice's sign-in and change
+// login_hint to their own user, whose second factor they can pass. Two checks stop that.
+//
 // Callback checks that the ID token names the user the sign-in was started for: the login hint
-// given to AuthCodeURL must equal the token's sub, or its preferred_username or email
-// case-insensitively (as the provider's store compares userNames). Otherwise it returns
-// ErrWrongUser: the browser edited the authorization request to pass another user's second
-// factor. An application that sends an email or userName as the hint needs nothing more than to
-// check that the hint is the user of this browser's first factor; one that cannot know either
-// compares Result.Subject with the visid id it has stored for that user.
+// given to AuthCodeURL must equal the token's sub exactly, or its preferred_username or email
+// case-insensitively (with the folding the provider's store uses for userNames, schema.Fold).
+// Otherwise it returns ErrWrongUser, and no Result. Result.CheckUser is the same check with
+// another user: the callback handler above runs it with the user of this browser's first
+// factor, as the application's own session records it. Comparing Result.LoginHint with that
+// session instead would compare two of the application's own values, and prove nothing about
+// the token. An application that cannot know the user's email or userName at visid (it sends
+// the visid id as the hint, say) compares Result.Subject with the visid id it has stored for
+// the user of its first factor.
 //
 // When the provider offers pushed authorization requests (RFC 9126, discovery's
 // pushed_authorization_request_endpoint), AuthCodeURL pushes the request with the client's
 // credentials and the browser carries only client_id and a one-time request_uri, so it cannot
-// change the request at all. Config.DisablePAR turns that off (New fails if the provider
-// requires it).
+// change the request at all. Config.DisablePAR turns that off (New fails with ErrDiscovery if
+// the provider requires pushed requests). AuthCodeURL pushes with the request's context;
+// AuthCodeURLContext takes another.
 //
 // # Enrollment
 //
@@ -105,11 +119,23 @@
 //	})
 //
 // EnrollURL sets up a first factor only. For a user who already has one the provider refuses
-// (ErrSignInFirst): a password alone must never replace the second factor. Replacing it takes a
-// sign-in with both factors first, whose Result goes to ReenrollURL within a few minutes (the
-// provider's Config.ReenrollmentMaxAge, 5 by default):
+// (EnrollURL's error matches ErrSignInFirst, and is an *AuthError with Code LoginRequired): a
+// password alone must never replace the second factor. Replacing it takes a sign-in with both
+// factors first, whose Result — kept in the application's session, ID token included — goes to
+// ReenrollURL within a few minutes (the provider's Config.ReenrollmentMaxAge, 5 by default):
 //
-//	target, err := second.ReenrollURL(r.Context(), w, r, res) // res: a fresh Callback Result
+//	mux.HandleFunc("POST /settings/2fa/change", func(w http.ResponseWriter, r *http.Request) {
+//		res, ok := signedInResult(r) // the *rp.Result of this browser's sign-in
+//		if !ok { … }
+//		target, err := second.ReenrollURL(r.Context(), w, r, res)
+//		if errors.Is(err, rp.ErrSignInFirst) {
+//			// The sign-in is too old: run the second factor again (AuthCodeURL), and call
+//			// ReenrollURL with the new Result in the callback handler.
+//			…
+//		}
+//		…
+//		http.Redirect(w, r, target, http.StatusSeeOther)
+//	})
 //
 // The enrollment comes back to the same redirect URI, so the callback handler above sees it.
 // Callback knows it from the session saved under its state, and reports it as an error,

@@ -38,11 +38,11 @@ type enrollResponse struct {
 // email or visid id) set up the second factor. Call it only for a user the application has
 // authenticated itself — the link it returns lets whoever opens it first enroll for that user.
 //
-// It saves a fresh state (256 bits) with Config.Sessions as an enrollment (Session.Enroll;
-// Sessions may set a cookie on w, so call EnrollURL before writing the response), asks the
-// provider's enrollment endpoint, with the client's credentials, for a one-time link that
-// returns to Config.RedirectURI with that state, and returns the link to redirect the browser
-// to. The provider sends the browser back to the redirect URI, where Callback reports the end
+// It asks the provider's enrollment endpoint, with the client's credentials, for a one-time
+// link that returns to Config.RedirectURI with a fresh state (256 bits), saves that state with
+// Config.Sessions as an enrollment (Session.Enroll; Sessions may set a cookie on w, so call
+// EnrollURL before writing the response; nothing is saved when the provider refuses), and
+// returns the link to redirect the browser to. The provider sends the browser back to the redirect URI, where Callback reports the end
 // of the enrollment: an *EnrollmentComplete error, or an *AuthError such as access_denied when
 // the user cancelled.
 //
@@ -63,10 +63,15 @@ func (p *RP) EnrollURL(ctx context.Context, w http.ResponseWriter, r *http.Reque
 }
 
 // ReenrollURL starts an enrollment that replaces the second factor of the user who has just
-// signed in with it: signedIn is the Result of that sign-in's Callback. It sends the sign-in's
-// ID token as id_token_hint, which the provider accepts when its auth_time is recent (five
-// minutes by default); otherwise it fails with ErrSignInFirst, and the application runs the
-// second factor again first. Everything else is as EnrollURL.
+// signed in with it: signedIn is the Result of that sign-in's Callback, kept by the application
+// (its IDToken is needed). It asks for the link as EnrollURL does, with signedIn.Subject as the
+// login hint and the sign-in's ID token as id_token_hint, which the provider accepts when the
+// token is its own, issued to this client for that user, and its auth_time is recent (at most
+// the provider's Config.ReenrollmentMaxAge old, five minutes by default). Otherwise the provider
+// answers login_required and ReenrollURL fails with ErrSignInFirst (and the *AuthError): the
+// application runs the second factor again (AuthCodeURL) and calls ReenrollURL with the new
+// Result. Everything else is as EnrollURL; the EnrollmentComplete that Callback reports has
+// LoginHint signedIn.Subject.
 func (p *RP) ReenrollURL(ctx context.Context, w http.ResponseWriter, r *http.Request, signedIn *Result) (string, error) {
 	if signedIn == nil || signedIn.IDToken == "" || signedIn.Subject == "" {
 		return "", errors.New("rp: ReenrollURL needs the Result of a sign-in with both factors")
@@ -80,9 +85,6 @@ func (p *RP) enrollURL(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return "", fmt.Errorf("rp: EnrollURL: %w", ErrNoEnrollment)
 	}
 	s := Session{State: randomString(), LoginHint: loginHint, Enroll: true}
-	if err := p.cfg.Sessions.Save(w, r, s); err != nil {
-		return "", fmt.Errorf("rp: saving the enrollment session: %w", err)
-	}
 	form.Set("login_hint", loginHint)
 	form.Set("redirect_uri", p.cfg.RedirectURI)
 	form.Set("state", s.State)
@@ -104,6 +106,10 @@ func (p *RP) enrollURL(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	case !p.onIssuerHost(er.URL):
 		// The link is a secret: the error does not quote it.
 		return "", errors.New("rp: enrollment response: the enrollment_url is missing or not an absolute http or https URL on the issuer's scheme and host")
+	}
+	// Saved once the provider has made the link: a refusal leaves nothing in the browser.
+	if err := p.cfg.Sessions.Save(w, r, s); err != nil {
+		return "", fmt.Errorf("rp: saving the enrollment session: %w", err)
 	}
 	return er.URL, nil
 }

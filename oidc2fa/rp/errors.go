@@ -28,8 +28,9 @@ var (
 	ErrInvalidToken = errors.New("rp: the ID token is malformed or has an invalid claim")
 	// ErrWrongUser: the second factor was passed, but by another user than the one the sign-in
 	// was started for: the ID token's sub, preferred_username and email all differ from the
-	// login hint given to AuthCodeURL. Nobody may be signed in: someone who knows the first
-	// factor of one user passed the second factor of another.
+	// login hint given to AuthCodeURL (Callback), or from the user given to Result.CheckUser.
+	// Nobody may be signed in: someone who knows the first factor of one user passed the
+	// second factor of another.
 	ErrWrongUser = errors.New("rp: the second factor was passed by another user than the sign-in was started for")
 	// ErrSignInFirst: the provider refused to let EnrollURL replace the user's second factor
 	// (its answer was login_required): replacing a factor needs a recent sign-in with it. Sign

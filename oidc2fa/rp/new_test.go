@@ -102,7 +102,18 @@ func TestNewChecksDiscovery(t *testing.T) {
 		"relative jwks_uri":     func(d map[string]any) { d["jwks_uri"] = "/jwks/acme" },
 		"basic only for a post": func(d map[string]any) { d["token_endpoint_auth_methods_supported"] = []string{"client_secret_basic"} },
 		"no authorize endpoint": func(d map[string]any) { d["authorization_endpoint"] = "" },
+		"PAR required, no PAR endpoint": func(d map[string]any) {
+			d["require_pushed_authorization_requests"] = true
+		},
+		"relative PAR endpoint": func(d map[string]any) { d["pushed_authorization_request_endpoint"] = "/par/acme" },
 	}
+	t.Run("PAR offered and required", func(t *testing.T) {
+		d := valid()
+		d["pushed_authorization_request_endpoint"] = srv.URL + "/par/acme"
+		d["require_pushed_authorization_requests"] = true
+		doc.Store(&d)
+		require.NoError(t, newRP(""))
+	})
 	t.Run("basic where only basic is offered", func(t *testing.T) {
 		d := valid()
 		d["token_endpoint_auth_methods_supported"] = []string{"client_secret_basic"}

@@ -242,19 +242,29 @@ func checkAbsURL(name, s string) error {
 	return nil
 }
 
-// AuthCodeURL starts the second factor for the user the first factor identified: loginHint is
-// that user's userName, primary email or visid id. It makes a fresh state and nonce (256 bits
-// each) and a PKCE verifier, saves them with Config.Sessions (which may set a cookie on w, so
-// call AuthCodeURL before writing the response), and returns the authorization URL to redirect
-// the browser to: an authorization request with response_type=code, scope "openid 2fa", PKCE
-// S256 and login_hint.
+// AuthCodeURL is AuthCodeURLContext with r's context: the usual call from the handler that
+// checked the first factor.
+func (p *RP) AuthCodeURL(w http.ResponseWriter, r *http.Request, loginHint string) (string, error) {
+	return p.AuthCodeURLContext(r.Context(), w, r, loginHint)
+}
+
+// AuthCodeURLContext starts the second factor for the user the first factor identified:
+// loginHint is that user's userName, primary email or visid id. It makes a fresh state and
+// nonce (256 bits each) and a PKCE verifier, saves them with Config.Sessions (which may set a
+// cookie on w, so call it before writing the response), and returns the authorization URL to
+// redirect the browser to: an authorization request with response_type=code, scope
+// "openid 2fa", PKCE S256 and login_hint.
 //
 // When the provider offers pushed authorization requests (and Config.DisablePAR is not set),
-// AuthCodeURL first POSTs the request to the provider with the client's credentials (RFC 9126,
-// with r's context), and the URL carries only client_id and the one-time request_uri, so the
-// browser cannot change the user, the redirect URI or anything else. A refusal of the provider
-// is an *AuthError.
-func (p *RP) AuthCodeURL(w http.ResponseWriter, r *http.Request, loginHint string) (string, error) {
+// it first POSTs the request to the provider with the client's credentials (RFC 9126), with
+// ctx, and the URL carries only client_id and the one-time request_uri, so the browser cannot
+// change the user, the redirect URI or anything else; the browser must get there within the
+// request_uri's lifetime (90 seconds at visid). A refusal of the provider is an *AuthError, and
+// then nothing is saved for the browser.
+//
+// Whether pushed or not, Callback checks that the ID token names the user of loginHint
+// (ErrWrongUser).
+func (p *RP) AuthCodeURLContext(ctx context.Context, w http.ResponseWriter, r *http.Request, loginHint string) (string, error) {
 	if loginHint == "" {
 		return "", errors.New("rp: AuthCodeURL needs the login hint of the user the first factor identified")
 	}
@@ -277,7 +287,7 @@ func (p *RP) AuthCodeURL(w http.ResponseWriter, r *http.Request, loginHint strin
 		"login_hint":            {loginHint},
 	}
 	if p.par != "" {
-		ref, err := p.push(r.Context(), params)
+		ref, err := p.push(ctx, params)
 		if err != nil {
 			return "", err
 		}
