@@ -153,4 +153,5 @@ type Backend struct {
 	Pushed       PushedRequests
 	Pictures     PictureCredentials
 	SigningKeys  SigningKeys
+	Events       Events
 }

@@ -69,7 +69,7 @@ func (cs *Clients) List(ctx context.Context, tenant string) ([]store.Client, err
 
 // Update implements store.Clients.
 func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store.Client) error) (*store.Client, error) {
-	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient)
+	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient, nil)
 }
 
 // applyClient stores what an Update function left.

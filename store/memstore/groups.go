@@ -7,6 +7,7 @@ import (
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/internal/changes"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -34,6 +35,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		g.ID = store.NewID("group")
 	}
 	var out *store.Group
+	p := changes.New(ctx, tenant)
 	err := gs.s.write(ctx, tenant, func(t *tenantData) error {
 		if _, dup := t.groupByID[g.ID]; dup {
 			return fmt.Errorf("group id %q: %w", g.ID, store.ErrConflict)
@@ -42,15 +44,20 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		if err != nil {
 			return err
 		}
-		rec := &groupRec{g: g}
+		rec := &groupRec{g: g, members: members}
 		rec.g.Members = nil
+		out = new(store.Group)
+		rec.fill(out)
+		rec.members = nil // setMembers below links both sides
+		if err := p.Add(store.EventGroupCreated, store.SubjectGroup, g.ID, out); err != nil {
+			return err
+		}
 		t.groups.push(rec)
 		t.groupByID[g.ID] = rec
 		addTo(t.groupByName, schema.Fold(g.DisplayName), rec)
 		addTo(t.groupByExtID, g.ExternalID, rec)
 		t.setMembers(rec, members)
-		out = new(store.Group)
-		rec.fill(out)
+		commit(p, t)
 		return nil
 	})
 	return out, err
@@ -63,7 +70,7 @@ func (gs *Groups) Get(ctx context.Context, tenant, id string) (*store.Group, err
 
 // Update implements store.Groups.
 func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.Group) error) (*store.Group, error) {
-	return update(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill, fn, (*tenantData).applyGroup)
+	return update(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill, fn, (*tenantData).applyGroup, changes.Group)
 }
 
 // applyGroup stores what an Update function left, keeping the indexes in step.
@@ -90,11 +97,20 @@ func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
 
 // Delete implements store.Groups.
 func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
+	p := changes.New(ctx, tenant)
 	return gs.s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := t.group(id)
 		if err != nil {
 			return err
 		}
+		if p != nil {
+			var gone store.Group
+			rec.fill(&gone)
+			if err := p.Add(store.EventGroupDeleted, store.SubjectGroup, id, &gone); err != nil {
+				return err
+			}
+		}
+		defer commit(p, t)
 		t.setMembers(rec, nil)
 		delete(t.groupByID, id)
 		removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)

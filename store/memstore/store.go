@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -42,6 +43,7 @@ type tenantData struct {
 	groupByExtID map[string][]*groupRec
 	clients      seq[*clientRec]
 	clientByID   map[string]*clientRec
+	log          eventLog
 }
 
 // New returns an empty store.
@@ -70,8 +72,12 @@ func (s *Store) Backend() store.Backend {
 		Pushed:       s.PushedRequests(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
+		Events:       s.Events(),
 	}
 }
+
+// Events returns the store's store.Events.
+func (s *Store) Events() *Events { return &Events{s} }
 
 // Tenants returns the store's store.Tenants.
 func (s *Store) Tenants() *Tenants { return &Tenants{s} }
@@ -245,8 +251,16 @@ func get[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*
 // update is the read-modify-write of Users.Update, Groups.Update and Clients.Update, under the tenant's write
 // lock: fn gets a copy of the record, apply checks what fn left and stores it, and nothing
 // changes unless both succeed. It returns the record as stored.
-func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(*tenantData, R, *T) error) (*T, error) {
+//
+// events collects the events of the change from the resource before and after it (nil: the
+// resource has no events); when it fails, the change is undone (apply of the resource as it
+// was) and nothing is stored.
+func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(*tenantData, R, *T) error, events func(p *changes.Pending, before, after *T) error) (*T, error) {
 	var out *T
+	var p *changes.Pending
+	if events != nil {
+		p = changes.New(ctx, tenant)
+	}
 	err := s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := find(t, id)
 		if err != nil {
@@ -257,11 +271,26 @@ func update[R, T any](s *Store, ctx context.Context, tenant, id string, find fun
 		if err := fn(work); err != nil {
 			return err
 		}
+		var before *T
+		if p != nil {
+			before = new(T)
+			fill(rec, before)
+		}
 		if err := apply(t, rec, work); err != nil {
 			return err
 		}
 		out = new(T)
 		fill(rec, out)
+		if p != nil {
+			if err := events(p, before, out); err != nil {
+				// The state apply restores was stored a moment ago, so it passes apply's checks.
+				if undo := apply(t, rec, before); undo != nil {
+					return fmt.Errorf("%w; undoing the change: %w", err, undo)
+				}
+				return err
+			}
+			commit(p, t)
+		}
 		return nil
 	})
 	return out, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/internal/changes"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -41,6 +42,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		u.ID = store.NewID("user")
 	}
 	var out *store.User
+	p := changes.New(ctx, tenant)
 	err := us.s.write(ctx, tenant, func(t *tenantData) error {
 		if _, dup := t.userByID[u.ID]; dup {
 			return fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict)
@@ -50,10 +52,14 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
 		rec := &userRec{row: encode(&u)}
-		t.users.push(rec)
-		t.index(rec)
 		out = new(store.User)
 		rec.fill(out)
+		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
+			return err
+		}
+		t.users.push(rec)
+		t.index(rec)
+		commit(p, t)
 		return nil
 	})
 	return out, err
@@ -66,7 +72,7 @@ func (us *Users) Get(ctx context.Context, tenant, id string) (*store.User, error
 
 // Update implements store.Users.
 func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
-	return update(us.s, ctx, tenant, id, (*tenantData).user, (*userRec).fill, fn, (*tenantData).applyUser)
+	return update(us.s, ctx, tenant, id, (*tenantData).user, (*userRec).fill, fn, (*tenantData).applyUser, changes.User)
 }
 
 // applyUser stores what an Update function left, keeping the indexes in step.
@@ -123,11 +129,20 @@ func (r *userRec) emailKeys() []string {
 
 // Delete implements store.Users.
 func (us *Users) Delete(ctx context.Context, tenant, id string) error {
+	p := changes.New(ctx, tenant)
 	return us.s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := t.user(id)
 		if err != nil {
 			return err
 		}
+		if p != nil {
+			var gone store.User
+			rec.fill(&gone)
+			if err := p.Add(store.EventUserDeleted, store.SubjectUser, id, &gone); err != nil {
+				return err
+			}
+		}
+		defer commit(p, t)
 		for _, g := range rec.groups {
 			if i := slices.Index(g.members, rec); i >= 0 {
 				g.members = slices.Delete(g.members, i, i+1)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -61,7 +62,14 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		if out, err = tx.storeGroup(ctx, tenant, doc, members, nil); err != nil {
 			return err
 		}
-		return tx.syncUserGroups(ctx, tenant, memberIDs(members))
+		if err := tx.syncUserGroups(ctx, tenant, memberIDs(members)); err != nil {
+			return err
+		}
+		p := changes.New(ctx, tenant)
+		if err := p.Add(store.EventGroupCreated, store.SubjectGroup, g.ID, out); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 	if err != nil {
 		return nil, err
@@ -109,6 +117,13 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		}
 		old := ms[id]
 		work.Members = append([]store.Member(nil), old...)
+		p := changes.New(ctx, tenant)
+		var before *store.Group
+		if p != nil {
+			b := *work
+			b.Members = append([]store.Member(nil), old...)
+			before = &b
+		}
 		if err := fn(work); err != nil {
 			return err
 		}
@@ -151,7 +166,13 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		for id := range changed {
 			ids = append(ids, id)
 		}
-		return tx.syncUserGroups(ctx, tenant, ids)
+		if err := tx.syncUserGroups(ctx, tenant, ids); err != nil {
+			return err
+		}
+		if err := changes.Group(p, before, out); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 	if err != nil {
 		return nil, err
@@ -165,12 +186,20 @@ func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
 		if err := tx.lockTenant(ctx, tenant); err != nil {
 			return err
 		}
-		ok, err := tx.exists(ctx, `SELECT 1 FROM groups WHERE tenant = ? AND id = ?`+tx.d.forUpdate(), tenant, id)
+		gone, err := tx.group(ctx, tenant, id, true)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return fmt.Errorf("group %q: %w", id, store.ErrNotFound)
+		p := changes.New(ctx, tenant)
+		if p != nil {
+			ms, err := tx.members(ctx, tenant, []string{id})
+			if err != nil {
+				return err
+			}
+			gone.Members = ms[id]
+			if err := p.Add(store.EventGroupDeleted, store.SubjectGroup, id, gone); err != nil {
+				return err
+			}
 		}
 		users, err := tx.strings(ctx, `SELECT user_id FROM members WHERE tenant = ? AND group_id = ?`, tenant, id)
 		if err != nil {
@@ -185,7 +214,10 @@ func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
 				return err
 			}
 		}
-		return tx.syncUserGroups(ctx, tenant, users)
+		if err := tx.syncUserGroups(ctx, tenant, users); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 }
 

@@ -206,6 +206,7 @@ func (s *Store) Backend() store.Backend {
 		Pushed:       s.PushedRequests(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
+		Events:       s.Events(),
 	}
 }
 
@@ -235,6 +236,9 @@ func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }
+
+// Events returns the store's store.Events.
+func (s *Store) Events() *Events { return &Events{s} }
 
 // SigningKeys returns the store's store.SigningKeys.
 func (s *Store) SigningKeys() *SigningKeys { return &SigningKeys{s} }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -39,7 +40,9 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	}
 	rows := attrRows(kindUser, out)
 	fold := schema.Fold(u.UserName)
-	if us.s.d == postgresDialect {
+	if store.ChangeOf(ctx) != nil {
+		err = us.s.write(ctx, func(tx *txn) error { return tx.createRecorded(ctx, tenant, &u, fold, doc, out, rows) })
+	} else if us.s.d == postgresDialect {
 		err = us.s.writeStatement(ctx, func(tx *txn) error {
 			return tx.createPostgres(ctx, tenant, &u, fold, doc, rows)
 		})
@@ -58,6 +61,33 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		return nil, err
 	}
 	return out, nil
+}
+
+// createRecorded writes user u (userName folded to fold, stored as doc, returned as out) with
+// its attrs rows and its user.created event, in the transaction of t. It takes the lock of
+// lockTenant first, so the checks of the id and the userName before the writes cannot race.
+func (t *txn) createRecorded(ctx context.Context, tenant string, u *store.User, fold, doc string, out *store.User, rows []attrRow) error {
+	if err := t.lockTenant(ctx, tenant); err != nil {
+		return err
+	}
+	if dup, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, tenant, u.ID); err != nil || dup {
+		return cmp.Or(err, fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict))
+	}
+	if dup, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND user_name_fold = ?`, tenant, fold); err != nil || dup {
+		return cmp.Or(err, fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict))
+	}
+	p := changes.New(ctx, tenant)
+	if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc) VALUES (?, ?, ?, ?, ?, ?)`,
+		tenant, u.ID, u.UserName, fold, u.ExternalID, doc); err != nil {
+		return err
+	}
+	if err := t.insertAttrs(ctx, tenant, kindUser, u.ID, rows); err != nil {
+		return err
+	}
+	return t.recordEvents(ctx, tenant, p)
 }
 
 // createPostgres writes user u (userName folded to fold, stored as doc) and its attrs rows in
@@ -140,6 +170,13 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 		}
 		groups := refs[id]
 		work.Groups = append([]store.GroupRef(nil), groups...)
+		p := changes.New(ctx, tenant)
+		var before *store.User
+		if p != nil {
+			if before, err = cloneUser(work); err != nil {
+				return err
+			}
+		}
 		if err := fn(work); err != nil {
 			return err
 		}
@@ -181,9 +218,14 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 			if err != nil {
 				return err
 			}
-			return tx.syncMember(ctx, tenant, ms, &store.Member{Value: id, Display: work.UserName, Type: "User"})
+			if err := tx.syncMember(ctx, tenant, ms, &store.Member{Value: id, Display: work.UserName, Type: "User"}); err != nil {
+				return err
+			}
 		}
-		return nil
+		if err := changes.User(p, before, out); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 	if err != nil {
 		return nil, err
@@ -197,12 +239,20 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		if err := tx.lockTenant(ctx, tenant); err != nil {
 			return err
 		}
-		ok, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`+tx.d.forUpdate(), tenant, id)
+		gone, err := tx.user(ctx, tenant, id, true)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return fmt.Errorf("user %q: %w", id, store.ErrNotFound)
+		p := changes.New(ctx, tenant)
+		if p != nil {
+			refs, err := tx.groupRefs(ctx, tenant, []string{id})
+			if err != nil {
+				return err
+			}
+			gone.Groups = refs[id]
+			if err := p.Add(store.EventUserDeleted, store.SubjectUser, id, gone); err != nil {
+				return err
+			}
 		}
 		ms, err := tx.memberships(ctx, tenant, id)
 		if err != nil {
@@ -218,7 +268,10 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 				return err
 			}
 		}
-		return tx.syncMember(ctx, tenant, ms, nil)
+		if err := tx.syncMember(ctx, tenant, ms, nil); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 }
 
@@ -342,6 +395,20 @@ func userDoc(u *store.User) (string, error) {
 	c.Groups = nil
 	b, err := json.Marshal(&c)
 	return string(b), err
+}
+
+// cloneUser returns a deep copy of u, which shares nothing with it.
+func cloneUser(u *store.User) (*store.User, error) {
+	doc, err := userDoc(u)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeUser(doc)
+	if err != nil {
+		return nil, err
+	}
+	c.Groups = append([]store.GroupRef(nil), u.Groups...)
+	return c, nil
 }
 
 func decodeUser(doc string) (*store.User, error) {

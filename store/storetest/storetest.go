@@ -48,6 +48,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Paging", pagingTests()},
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
+		{"Events", eventTests()},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
@@ -80,6 +81,7 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Pushed", b.Pushed == nil},
 		{"Pictures", b.Pictures == nil},
 		{"SigningKeys", b.SigningKeys == nil},
+		{"Events", b.Events == nil},
 	} {
 		if f.nil {
 			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)

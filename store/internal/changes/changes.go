@@ -1,0 +1,163 @@
+// Package changes turns the writes a store makes with a store.Change in their context into
+// the events of its log: which events a write records, and their data. Every backend uses it,
+// so they all record the same events for the same change.
+package changes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// Pending collects the events of one write, to be stored with it. A nil *Pending collects
+// nothing: the write's context carries no Change.
+type Pending struct {
+	change *store.Change
+	tenant string
+	events []store.Event
+}
+
+// New returns the collector of a write to tenant with ctx, or nil when ctx carries no Change.
+func New(ctx context.Context, tenant string) *Pending {
+	c := store.ChangeOf(ctx)
+	if c == nil {
+		return nil
+	}
+	return &Pending{change: c, tenant: tenant}
+}
+
+// Add collects an event about resource (a *store.User or *store.Group as the store returns
+// it), whose data Change.Render gives.
+func (p *Pending) Add(typ store.EventType, kind, id string, resource any) error {
+	if p == nil {
+		return nil
+	}
+	var data json.RawMessage
+	if p.change.Render != nil {
+		var err error
+		if data, err = p.change.Render(resource); err != nil {
+			return fmt.Errorf("rendering the data of a %s event: %w", typ, err)
+		}
+	}
+	if data == nil {
+		var err error
+		if data, err = json.Marshal(resource); err != nil {
+			return fmt.Errorf("the data of a %s event: %w", typ, err)
+		}
+	}
+	p.add(typ, kind, id, data)
+	return nil
+}
+
+// Member collects a member event of group for user.
+func (p *Pending) Member(typ store.EventType, group, user string) {
+	if p == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]string{"group": group, "user": user}) // cannot fail
+	p.add(typ, store.SubjectGroup, group, data)
+}
+
+func (p *Pending) add(typ store.EventType, kind, id string, data json.RawMessage) {
+	p.events = append(p.events, store.Event{Tenant: p.tenant, Type: typ, Actor: p.change.Actor,
+		SubjectKind: kind, SubjectID: id, Data: data})
+}
+
+// Events returns the collected events, each with its time: Change.Time, or now() when that is
+// zero, in UTC. Cursors are the store's to set.
+func (p *Pending) Events(now func() time.Time) []store.Event {
+	if p == nil || len(p.events) == 0 {
+		return nil
+	}
+	at := p.change.Time
+	if at.IsZero() {
+		at = now()
+	}
+	for i := range p.events {
+		p.events[i].Time = at.UTC()
+	}
+	return p.events
+}
+
+// User collects the events of an update from the user before and after it: user.updated when
+// anything but active, groups and meta changed, and user.deactivated or user.reactivated when
+// active did. A change of nothing collects nothing.
+func User(p *Pending, before, after *store.User) error {
+	if p == nil {
+		return nil
+	}
+	b, a := *before, *after
+	b.Groups, a.Groups, b.Meta, a.Meta, b.Active = nil, nil, store.Meta{}, store.Meta{}, a.Active
+	if !reflect.DeepEqual(b, a) {
+		if err := p.Add(store.EventUserUpdated, store.SubjectUser, after.ID, after); err != nil {
+			return err
+		}
+	}
+	switch {
+	case before.Active && !after.Active:
+		return p.Add(store.EventUserDeactivated, store.SubjectUser, after.ID, after)
+	case !before.Active && after.Active:
+		return p.Add(store.EventUserReactivated, store.SubjectUser, after.ID, after)
+	}
+	return nil
+}
+
+// Group collects the events of an update from the group before and after it: group.updated
+// when anything but the members and meta changed, then one group.member_added or
+// group.member_removed a user whose membership changed.
+func Group(p *Pending, before, after *store.Group) error {
+	if p == nil {
+		return nil
+	}
+	b, a := *before, *after
+	b.Members, a.Members, b.Meta, a.Meta = nil, nil, store.Meta{}, store.Meta{}
+	if !reflect.DeepEqual(b, a) {
+		if err := p.Add(store.EventGroupUpdated, store.SubjectGroup, after.ID, after); err != nil {
+			return err
+		}
+	}
+	was := make(map[string]bool, len(before.Members))
+	for _, m := range before.Members {
+		was[m.Value] = true
+	}
+	for _, m := range after.Members {
+		if was[m.Value] {
+			delete(was, m.Value)
+			continue
+		}
+		p.Member(store.EventGroupMemberAdded, after.ID, m.Value)
+	}
+	for _, m := range before.Members {
+		if was[m.Value] {
+			p.Member(store.EventGroupMemberRemoved, after.ID, m.Value)
+		}
+	}
+	return nil
+}
+
+// cursorDigits is the width of a cursor: an event's number in its tenant's log in hex,
+// zero-padded, so that cursors order as strings as the numbers do.
+const cursorDigits = 16
+
+// FormatCursor returns the cursor of a tenant's event number seq (from 1).
+func FormatCursor(seq int64) string {
+	return fmt.Sprintf("%0*x", cursorDigits, seq)
+}
+
+// ParseCursor returns the event number of cursor c, 0 for "" (the start of the log), or an
+// error wrapping store.ErrInvalid.
+func ParseCursor(c string) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(c, 16, 64)
+	if len(c) != cursorDigits || err != nil || n < 1 {
+		return 0, fmt.Errorf("event cursor %q: %w", c, store.ErrInvalid)
+	}
+	return n, nil
+}

@@ -1,0 +1,93 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
+)
+
+// eventLog is one tenant's events, in the order they were recorded, behind the tenant's lock:
+// the write that records an event is the write that makes its change.
+type eventLog struct {
+	last   int64 // the sequence number of the latest event recorded, removed or not
+	events []store.Event
+	seqs   []int64 // seqs[i] is the sequence number of events[i]
+}
+
+// commit appends the events p collected to t's log; the caller holds t's write lock and has
+// made the change.
+func commit(p *changes.Pending, t *tenantData) {
+	for _, e := range p.Events(time.Now) {
+		t.log.last++
+		e.Cursor = changes.FormatCursor(t.log.last)
+		t.log.events = append(t.log.events, e)
+		t.log.seqs = append(t.log.seqs, t.log.last)
+	}
+}
+
+// Events implements store.Events.
+type Events struct{ s *Store }
+
+var _ store.Events = (*Events)(nil)
+
+// List implements store.Events.
+func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]store.Event, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("event list limit %d: %w", limit, store.ErrInvalid)
+	}
+	from, err := changes.ParseCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Event
+	err = es.s.read(ctx, tenant, func(t *tenantData) error {
+		i := sort.Search(len(t.log.seqs), func(i int) bool { return t.log.seqs[i] > from })
+		end := min(len(t.log.events), i+limit)
+		out = make([]store.Event, 0, end-i)
+		for _, e := range t.log.events[i:end] {
+			e.Data = slices.Clone(e.Data)
+			out = append(out, e)
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return []store.Event{}, nil // a tenant that does not exist has an empty log
+	}
+	return out, err
+}
+
+// DeleteExpired implements store.Events.
+func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	es.s.mu.RLock()
+	tenants := make([]*tenantData, 0, len(es.s.tenants))
+	for _, t := range es.s.tenants {
+		tenants = append(tenants, t)
+	}
+	es.s.mu.RUnlock()
+	n := 0
+	for _, t := range tenants {
+		t.mu.Lock()
+		keep := 0
+		for i, e := range t.log.events {
+			if e.Time.Before(before) {
+				continue
+			}
+			t.log.events[keep], t.log.seqs[keep] = e, t.log.seqs[i]
+			keep++
+		}
+		n += len(t.log.events) - keep
+		clear(t.log.events[keep:])
+		t.log.events, t.log.seqs = t.log.events[:keep], t.log.seqs[:keep]
+		t.mu.Unlock()
+	}
+	return n, nil
+}

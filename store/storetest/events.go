@@ -1,0 +1,388 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/store"
+)
+
+func eventTests() []test {
+	return []test{
+		{"WritesWithoutChangeRecordNothing", testEventsNeedChange},
+		{"UserLifecycle", testEventsUserLifecycle},
+		{"NoOpUpdateRecordsNothing", testEventsNoOp},
+		{"GroupMembersOneEventAUser", testEventsGroupMembers},
+		{"FailedWriteRecordsNothing", testEventsFailedWrite},
+		{"RenderFailureStoresNothing", testEventsRenderFailure},
+		{"ListPagesByCursor", testEventsListPaging},
+		{"TenantsApart", testEventsTenantsApart},
+		{"DeleteExpired", testEventsDeleteExpired},
+		{"PollerSeesEveryEventOnce", testEventsConcurrentPoller},
+	}
+}
+
+// eventTime is the Change.Time of the suite's writes.
+var eventTime = time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// changeBy returns a context whose writes record events by actor at eventTime.
+func changeBy(actor string) context.Context {
+	return store.WithChange(ctx(), store.Change{Actor: actor, Time: eventTime})
+}
+
+// allEvents lists the whole log of tenant, in pages of 7.
+func allEvents(t *testing.T, b store.Backend, tenant string) []store.Event {
+	t.Helper()
+	var out []store.Event
+	after := ""
+	for {
+		page, err := b.Events.List(ctx(), tenant, after, 7)
+		require.NoError(t, err)
+		if len(page) == 0 {
+			return out
+		}
+		out = append(out, page...)
+		after = page[len(page)-1].Cursor
+	}
+}
+
+// eventTypes returns the types of events, in order.
+func eventTypes(events []store.Event) []store.EventType {
+	out := make([]store.EventType, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// dataOf decodes an event's data into a map.
+func dataOf(t *testing.T, e store.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(e.Data, &m), "event %s data %s", e.Type, e.Data)
+	return m
+}
+
+func testEventsNeedChange(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "ann")
+	g := mustGroup(t, b, acme, "Staff", u.ID)
+	_, err := b.Users.Update(ctx(), acme, u.ID, func(u *store.User) error { u.Active = false; return nil })
+	require.NoError(t, err)
+	require.NoError(t, b.Groups.Delete(ctx(), acme, g.ID))
+	assert.Empty(t, allEvents(t, b, acme))
+}
+
+func testEventsUserLifecycle(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := changeBy("key_a")
+	u, err := b.Users.Create(c, acme, store.User{UserName: "ann", Active: true, DisplayName: "Ann"})
+	require.NoError(t, err)
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.DisplayName = "Ann Lee"; return nil })
+	require.NoError(t, err)
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.Active = false; return nil })
+	require.NoError(t, err)
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.Active = true; u.Title = "Boss"; return nil })
+	require.NoError(t, err)
+	require.NoError(t, b.Users.Delete(changeBy("admin"), acme, u.ID))
+
+	events := allEvents(t, b, acme)
+	assert.Equal(t, []store.EventType{store.EventUserCreated, store.EventUserUpdated, store.EventUserDeactivated,
+		store.EventUserUpdated, store.EventUserReactivated, store.EventUserDeleted}, eventTypes(events))
+	for i, e := range events {
+		assert.Equal(t, acme, e.Tenant)
+		assert.Equal(t, store.SubjectUser, e.SubjectKind)
+		assert.Equal(t, u.ID, e.SubjectID)
+		assert.True(t, e.Time.Equal(eventTime), "time %v", e.Time)
+		assert.NotEmpty(t, e.Cursor)
+		if i > 0 {
+			assert.Greater(t, e.Cursor, events[i-1].Cursor, "cursors order as strings")
+		}
+	}
+	assert.Equal(t, "key_a", events[0].Actor)
+	assert.Equal(t, "admin", events[5].Actor)
+	assert.Equal(t, "ann", dataOf(t, events[0])["UserName"], "the resource as stored, without a Render")
+	assert.Equal(t, "Ann Lee", dataOf(t, events[1])["DisplayName"], "the resource after the change")
+	assert.Equal(t, false, dataOf(t, events[2])["Active"])
+	assert.Equal(t, "Boss", dataOf(t, events[5])["Title"], "a deletion carries the resource as it was")
+}
+
+func testEventsNoOp(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := changeBy("key_a")
+	u, err := b.Users.Create(c, acme, store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	g, err := b.Groups.Create(c, acme, store.Group{DisplayName: "Staff", Members: []store.Member{{Value: u.ID}}})
+	require.NoError(t, err)
+	before := allEvents(t, b, acme)
+	require.Len(t, before, 2)
+
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error {
+		u.Meta.LastModified = eventTime.Add(time.Hour) // only the time of the write
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Groups.Update(c, acme, g.ID, func(g *store.Group) error {
+		g.Members = append(g.Members, store.Member{Value: u.ID}) // a member already there
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, before, allEvents(t, b, acme))
+}
+
+func testEventsGroupMembers(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	ann, bob, cy := mustUser(t, b, acme, "ann"), mustUser(t, b, acme, "bob"), mustUser(t, b, acme, "cy")
+	c := changeBy("key_a")
+	g, err := b.Groups.Create(c, acme, store.Group{DisplayName: "Staff", Members: []store.Member{{Value: ann.ID}}})
+	require.NoError(t, err)
+	_, err = b.Groups.Update(c, acme, g.ID, func(g *store.Group) error {
+		g.Members = []store.Member{{Value: bob.ID}, {Value: cy.ID}}
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Groups.Update(c, acme, g.ID, func(g *store.Group) error { g.DisplayName = "All staff"; return nil })
+	require.NoError(t, err)
+	require.NoError(t, b.Groups.Delete(c, acme, g.ID))
+
+	events := allEvents(t, b, acme)
+	require.Equal(t, []store.EventType{store.EventGroupCreated, store.EventGroupMemberAdded, store.EventGroupMemberAdded,
+		store.EventGroupMemberRemoved, store.EventGroupUpdated, store.EventGroupDeleted}, eventTypes(events))
+	for _, e := range events {
+		assert.Equal(t, store.SubjectGroup, e.SubjectKind)
+		assert.Equal(t, g.ID, e.SubjectID)
+	}
+	assert.Equal(t, "Staff", dataOf(t, events[0])["DisplayName"])
+	assert.Len(t, dataOf(t, events[0])["Members"], 1, "group.created carries the first members")
+	assert.Equal(t, map[string]any{"group": g.ID, "user": bob.ID}, dataOf(t, events[1]))
+	assert.Equal(t, map[string]any{"group": g.ID, "user": cy.ID}, dataOf(t, events[2]))
+	assert.Equal(t, map[string]any{"group": g.ID, "user": ann.ID}, dataOf(t, events[3]))
+	assert.Equal(t, "All staff", dataOf(t, events[4])["DisplayName"])
+	assert.Len(t, dataOf(t, events[5])["Members"], 2, "group.deleted carries the last members")
+}
+
+func testEventsFailedWrite(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := changeBy("key_a")
+	u, err := b.Users.Create(c, acme, store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	before := allEvents(t, b, acme)
+
+	_, err = b.Users.Create(c, acme, store.User{UserName: "ANN", Active: true})
+	require.ErrorIs(t, err, store.ErrConflict)
+	refused := errors.New("refused")
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.Title = "x"; return refused })
+	require.ErrorIs(t, err, refused)
+	_, err = b.Groups.Create(c, acme, store.Group{DisplayName: "Staff", Members: []store.Member{{Value: "user_nobody"}}})
+	require.ErrorIs(t, err, store.ErrMemberNotFound)
+	require.ErrorIs(t, b.Users.Delete(c, acme, "user_nobody"), store.ErrNotFound)
+	assert.Equal(t, before, allEvents(t, b, acme))
+}
+
+func testEventsRenderFailure(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "ann")
+	broken := errors.New("cannot render")
+	c := store.WithChange(ctx(), store.Change{Actor: "key_a", Render: func(any) (json.RawMessage, error) { return nil, broken }})
+
+	_, err := b.Users.Create(c, acme, store.User{UserName: "bob", Active: true})
+	require.ErrorIs(t, err, broken)
+	_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.Title = "Boss"; return nil })
+	require.ErrorIs(t, err, broken)
+	require.ErrorIs(t, b.Users.Delete(c, acme, u.ID), broken)
+
+	page, err := b.Users.List(ctx(), acme, store.Query{Count: -1})
+	require.NoError(t, err)
+	require.Len(t, page.Resources, 1, "neither bob nor the deletion was stored")
+	assert.Empty(t, page.Resources[0].Title, "the update was not stored")
+	assert.Empty(t, allEvents(t, b, acme))
+
+	// A Render that works gives the data.
+	c = store.WithChange(ctx(), store.Change{Actor: "key_a", Render: func(v any) (json.RawMessage, error) {
+		return json.Marshal(map[string]string{"userName": v.(*store.User).UserName})
+	}})
+	_, err = b.Users.Create(c, acme, store.User{UserName: "cy", Active: true})
+	require.NoError(t, err)
+	events := allEvents(t, b, acme)
+	require.Len(t, events, 1)
+	assert.JSONEq(t, `{"userName":"cy"}`, string(events[0].Data))
+}
+
+func testEventsListPaging(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := changeBy("key_a")
+	for i := range 10 {
+		_, err := b.Users.Create(c, acme, store.User{UserName: fmt.Sprintf("u%02d", i), Active: true})
+		require.NoError(t, err)
+	}
+	all, err := b.Events.List(ctx(), acme, "", 100)
+	require.NoError(t, err)
+	require.Len(t, all, 10)
+
+	page, err := b.Events.List(ctx(), acme, all[3].Cursor, 4)
+	require.NoError(t, err)
+	assert.Equal(t, all[4:8], page, "after a cursor, oldest first, at most limit")
+	page, err = b.Events.List(ctx(), acme, all[9].Cursor, 4)
+	require.NoError(t, err)
+	assert.Empty(t, page, "nothing after the last")
+
+	for _, bad := range []string{"nonsense", all[0].Cursor + "0", "-1"} {
+		_, err = b.Events.List(ctx(), acme, bad, 4)
+		assert.ErrorIs(t, err, store.ErrInvalid, "cursor %q", bad)
+	}
+	_, err = b.Events.List(ctx(), acme, "", 0)
+	assert.ErrorIs(t, err, store.ErrInvalid, "limit 0")
+	page, err = b.Events.List(ctx(), "nosuchtenant", "", 4)
+	require.NoError(t, err)
+	assert.Empty(t, page)
+}
+
+func testEventsTenantsApart(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	_, err := b.Users.Create(changeBy("key_a"), acme, store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	_, err = b.Users.Create(changeBy("key_g"), globex, store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	a, g := allEvents(t, b, acme), allEvents(t, b, globex)
+	require.Len(t, a, 1)
+	require.Len(t, g, 1)
+	assert.Equal(t, "key_a", a[0].Actor)
+	assert.Equal(t, globex, g[0].Tenant)
+	assert.Equal(t, "key_g", g[0].Actor)
+}
+
+func testEventsDeleteExpired(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	at := func(tm time.Time) context.Context {
+		return store.WithChange(ctx(), store.Change{Actor: "admin", Time: tm})
+	}
+	old, recent := day(1, 1, 0), day(2, 1, 0)
+	for i, tm := range []time.Time{old, old, recent} {
+		_, err := b.Users.Create(at(tm), acme, store.User{UserName: fmt.Sprintf("a%d", i), Active: true})
+		require.NoError(t, err)
+	}
+	_, err := b.Users.Create(at(old), globex, store.User{UserName: "g", Active: true})
+	require.NoError(t, err)
+	first := allEvents(t, b, acme)
+	require.Len(t, first, 3)
+
+	n, err := b.Events.DeleteExpired(ctx(), day(1, 15, 0))
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "two of acme's events and globex's one")
+	assert.Equal(t, first[2:], allEvents(t, b, acme))
+	assert.Empty(t, allEvents(t, b, globex))
+	page, err := b.Events.List(ctx(), acme, first[0].Cursor, 10)
+	require.NoError(t, err, "the cursor of a removed event stays valid")
+	assert.Equal(t, first[2:], page)
+
+	_, err = b.Users.Create(at(recent), acme, store.User{UserName: "a3", Active: true})
+	require.NoError(t, err)
+	page, err = b.Events.List(ctx(), acme, first[2].Cursor, 10)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Greater(t, page[0].Cursor, first[2].Cursor, "cursors go on after a sweep")
+}
+
+// testEventsConcurrentPoller: 8 writers change users and groups while a reader polls with the
+// cursor of the last event it got. The reader must see every event exactly once, in cursor
+// order, and the same sequence List gives afterwards.
+func testEventsConcurrentPoller(t *testing.T, b store.Backend) {
+	const writers, rounds = 8, 15
+	mustTenant(t, b, acme)
+	staff := mustGroup(t, b, acme, "Staff")
+
+	var (
+		wg      sync.WaitGroup
+		errs    = make(chan error, writers)
+		done    = make(chan struct{})
+		seen    []store.Event
+		pollErr error
+		polled  = make(chan struct{})
+	)
+	go func() {
+		defer close(polled)
+		after := ""
+		for {
+			select {
+			case <-done:
+				// One last pass once every writer has returned.
+				for {
+					page, err := b.Events.List(ctx(), acme, after, 50)
+					if err != nil {
+						pollErr = err
+						return
+					}
+					if len(page) == 0 {
+						return
+					}
+					seen = append(seen, page...)
+					after = page[len(page)-1].Cursor
+				}
+			default:
+			}
+			page, err := b.Events.List(ctx(), acme, after, 50)
+			if err != nil {
+				pollErr = err
+				return
+			}
+			if len(page) > 0 {
+				seen = append(seen, page...)
+				after = page[len(page)-1].Cursor
+			}
+		}
+	}()
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := changeBy(fmt.Sprintf("key_%d", w))
+			for r := range rounds {
+				u, err := b.Users.Create(c, acme, store.User{UserName: fmt.Sprintf("w%d-%d", w, r), Active: true})
+				if err == nil {
+					_, err = b.Groups.Update(c, acme, staff.ID, func(g *store.Group) error {
+						g.Members = append(g.Members, store.Member{Value: u.ID})
+						return nil
+					})
+				}
+				if err == nil {
+					_, err = b.Users.Update(c, acme, u.ID, func(u *store.User) error { u.Active = false; return nil })
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	<-polled
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, pollErr)
+
+	final := allEvents(t, b, acme)
+	require.Len(t, final, writers*rounds*3, "user.created, group.member_added and user.deactivated each")
+	require.Len(t, seen, len(final), "the poller saw each event once")
+	cursors := make(map[string]bool, len(seen))
+	for i, e := range seen {
+		assert.False(t, cursors[e.Cursor], "event %s seen twice", e.Cursor)
+		cursors[e.Cursor] = true
+		if i > 0 && e.Cursor <= seen[i-1].Cursor {
+			t.Fatalf("the poller saw %s after %s", e.Cursor, seen[i-1].Cursor)
+		}
+	}
+	assert.Equal(t, final, seen, "the poller saw the log as List gives it")
+}
