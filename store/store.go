@@ -154,4 +154,5 @@ type Backend struct {
 	Pictures     PictureCredentials
 	SigningKeys  SigningKeys
 	Events       Events
+	Webhooks     Webhooks
 }

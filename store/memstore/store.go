@@ -44,6 +44,7 @@ type tenantData struct {
 	clients      seq[*clientRec]
 	clientByID   map[string]*clientRec
 	log          eventLog
+	webhooks     []*webhookRec // in creation order
 }
 
 // New returns an empty store.
@@ -73,8 +74,12 @@ func (s *Store) Backend() store.Backend {
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
+		Webhooks:     s.Webhooks(),
 	}
 }
+
+// Webhooks returns the store's store.Webhooks.
+func (s *Store) Webhooks() *Webhooks { return &Webhooks{s} }
 
 // Events returns the store's store.Events.
 func (s *Store) Events() *Events { return &Events{s} }

@@ -33,10 +33,7 @@ func (ks *SigningKeys) Add(ctx context.Context, k store.SigningKey) error {
 	if k.ID == "" || k.Algorithm == "" || len(k.PrivateKey) == 0 || k.Created.IsZero() {
 		return fmt.Errorf("signing key without id, algorithm, key or creation time: %w", store.ErrInvalid)
 	}
-	sealed := make([]byte, 1+aead.NonceSize(), 1+aead.NonceSize()+len(k.PrivateKey)+aead.Overhead())
-	sealed[0] = sealVersion
-	rand.Read(sealed[1:]) // never returns an error
-	sealed = aead.Seal(sealed, sealed[1:], k.PrivateKey, []byte(k.ID))
+	sealed := seal(aead, k.PrivateKey, []byte(k.ID))
 	return ks.s.write(ctx, func(tx *txn) error {
 		n, err := tx.affected(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created, retired)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.ID, k.Algorithm, sealed, k.Created.UnixNano(), nanos(k.Retired))
@@ -69,12 +66,7 @@ func (ks *SigningKeys) List(ctx context.Context) ([]store.SigningKey, error) {
 			if err := rows.Scan(&k.ID, &k.Algorithm, &sealed, &created, &retired); err != nil {
 				return err
 			}
-			if len(sealed) < 1+aead.NonceSize() || sealed[0] != sealVersion {
-				return fmt.Errorf("signing key %q: unknown sealed format", k.ID)
-			}
-			nonce := sealed[1 : 1+aead.NonceSize()]
-			k.PrivateKey, err = aead.Open(nil, nonce, sealed[1+aead.NonceSize():], []byte(k.ID))
-			if err != nil {
+			if k.PrivateKey, err = unseal(aead, sealed, []byte(k.ID)); err != nil {
 				return fmt.Errorf("signing key %q does not open under the key-encryption key: %w", k.ID, err)
 			}
 			k.Created, k.Retired = time.Unix(0, created).UTC(), fromNanos(retired)
@@ -112,6 +104,23 @@ func (ks *SigningKeys) Delete(ctx context.Context, id string) error {
 		}
 		return err
 	})
+}
+
+// seal encrypts plain under aead with additional data ad, as a sealVersion byte, a random nonce
+// and the ciphertext with its tag.
+func seal(aead cipher.AEAD, plain, ad []byte) []byte {
+	sealed := make([]byte, 1+aead.NonceSize(), 1+aead.NonceSize()+len(plain)+aead.Overhead())
+	sealed[0] = sealVersion
+	rand.Read(sealed[1:]) // never returns an error
+	return aead.Seal(sealed, sealed[1:], plain, ad)
+}
+
+// unseal opens what seal made with the same aead and ad.
+func unseal(aead cipher.AEAD, sealed, ad []byte) ([]byte, error) {
+	if len(sealed) < 1+aead.NonceSize() || sealed[0] != sealVersion {
+		return nil, errors.New("unknown sealed format")
+	}
+	return aead.Open(nil, sealed[1:1+aead.NonceSize()], sealed[1+aead.NonceSize():], ad)
 }
 
 // keyAEAD returns the AES-256-GCM of the key-encryption key.

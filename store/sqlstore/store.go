@@ -207,6 +207,7 @@ func (s *Store) Backend() store.Backend {
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
+		Webhooks:     s.Webhooks(),
 	}
 }
 
@@ -236,6 +237,9 @@ func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }
+
+// Webhooks returns the store's store.Webhooks.
+func (s *Store) Webhooks() *Webhooks { return &Webhooks{s} }
 
 // Events returns the store's store.Events.
 func (s *Store) Events() *Events { return &Events{s} }

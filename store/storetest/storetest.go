@@ -49,6 +49,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Events", eventTests()},
+		{"Webhooks", webhookTests()},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
@@ -82,6 +83,7 @@ func checkBackend(t *testing.T, b store.Backend) {
 		{"Pictures", b.Pictures == nil},
 		{"SigningKeys", b.SigningKeys == nil},
 		{"Events", b.Events == nil},
+		{"Webhooks", b.Webhooks == nil},
 	} {
 		if f.nil {
 			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)

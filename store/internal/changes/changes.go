@@ -161,3 +161,19 @@ func ParseCursor(c string) (int64, error) {
 	}
 	return n, nil
 }
+
+// Webhook collects webhook.failing when the delivery d saved for endpoint e gives up where it
+// had not: its data names the endpoint and the failure, never the secret.
+func Webhook(p *Pending, e *store.WebhookEndpoint, d store.WebhookDelivery) {
+	if p == nil || !d.Failing || e.Delivery.Failing {
+		return
+	}
+	data, _ := json.Marshal(struct { // cannot fail
+		ID        string `json:"id"`
+		URL       string `json:"url"`
+		Cursor    string `json:"cursor"`
+		Attempts  int    `json:"attempts"`
+		LastError string `json:"lastError"`
+	}{e.ID, e.URL, d.Cursor, d.Attempts, d.LastError})
+	p.add(store.EventWebhookFailing, store.SubjectWebhook, e.ID, data)
+}
