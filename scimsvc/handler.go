@@ -13,9 +13,9 @@ import (
 
 const contentType = "application/scim+json"
 
-// ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the client
-// address's failure budget, the API key (401), its scope and tenant (403), the key's rate limit
-// (429), and only then the resource.
+// ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the API
+// key (401, or 429 when a request without a valid key finds the client address's failure budget
+// spent), its scope and tenant (403), the key's rate limit (429), and only then the resource.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -142,22 +142,13 @@ func canonical(r *http.Request) *http.Request {
 // authenticateLimited returns the request's API key. When there is none it has answered the
 // request (401, or 429 once the client's failure budget is spent) and returns an error.
 //
-// Failures are counted per client address, and also per address and key id when the request
-// names an existing key: a flood of bad keys from one address is answered 429 once the
-// address's budget is spent, and a guesser after one key's secret is stopped even if it then
-// finds it, while requests with valid keys from that address — a cloud provider's shared
-// egress — go on. Keys that do not exist take no limiter memory of their own.
+// A presented key is checked first, and a valid key is never refused by the failure budget:
+// someone else's failures from the same address — a cloud provider's shared egress — cannot
+// lock a provisioning client out. Only failures take from the budget, which is counted per
+// client address, and also per address and key id when the request names an existing key: a
+// flood of bad keys from one address, or of guesses at one key's secret, is answered 429 once
+// the budget is spent. Keys that do not exist take no limiter memory of their own.
 func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*store.APIKey, error) {
-	ctx := r.Context()
-	addr := "addr:" + h.addr(r)
-	var perKey string
-	if id := claimedKeyID(r); id != "" {
-		perKey = addr + "/" + id
-		if d, err := h.addrs.Peek(ctx, perKey); err == nil && !d.Allowed {
-			h.tooMany(w, r, d)
-			return nil, errUnauthenticated
-		}
-	}
 	k, err := h.authenticate(r)
 	if err == nil {
 		return k, nil
@@ -166,10 +157,12 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		h.writeError(w, r, err)
 		return nil, err
 	}
+	ctx := r.Context()
+	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
-	if perKey != "" && h.keyExists(ctx, "key_"+claimedKeyID(r)) {
-		if dk, kerr := h.addrs.Allow(ctx, perKey); kerr == nil && !dk.Allowed {
+	if id := claimedKeyID(r); id != "" && h.keyExists(ctx, "key_"+id) {
+		if dk, kerr := h.addrs.Allow(ctx, addr+"/"+id); kerr == nil && !dk.Allowed {
 			d, denied = dk, true
 		}
 	}
