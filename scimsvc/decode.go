@@ -16,30 +16,19 @@ import (
 // write, each of the right type; absent attributes have no key.
 type object = map[string]any
 
-// readJSON decodes the request body into a JSON object. The body must be one JSON object and no
+// readJSON decodes the request body into a JSON object. The body must be one JSON object, with
+// no two member names alike in one object and only text in its strings (see parseBody), and no
 // more than the handler's size limit.
 func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) (object, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType,
 			Detail: "the request body must be application/scim+json or application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.maxBody))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
 		return nil, syntaxError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, syntaxError(err)
-		}
-		return nil, badRequest(typeInvalidSyntax, "the request body holds more than one JSON value")
-	}
-	o, ok := v.(object)
-	if !ok {
-		return nil, badRequest(typeInvalidSyntax, "the request body must be a JSON object")
-	}
-	return o, nil
+	return parseBody(body)
 }
 
 // syntaxError keeps an oversized body's error (413) and reports anything else as invalidSyntax.

@@ -3,6 +3,7 @@ package scimsvc
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -32,6 +33,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, &Error{Status: http.StatusNotFound, Detail: "no such endpoint"})
 		return
 	}
+	if badText(r.URL.Path) != "" {
+		// No tenant or id holds anything but text; a store need not see it.
+		h.writeError(w, r, &Error{Status: http.StatusNotFound, Detail: "resource not found"})
+		return
+	}
 	if err := h.authorize(r, k, tenant); err != nil {
 		h.writeError(w, r, err)
 		return
@@ -53,7 +59,38 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(ctx, "recording API key use failed", "key", k.ID, "err", err)
 		}
 	}
+	if err := checkQuery(r.URL.Query()); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// checkQuery refuses query parameters that are not text: a filter whose text or string literals
+// hold NUL or are not UTF-8 (invalidFilter), and any other parameter, such as attributes, that
+// is not text (invalidValue).
+func checkQuery(q url.Values) error {
+	for name, values := range q {
+		if why := badText(name); why != "" {
+			return badRequest(typeInvalidValue, "a query parameter name %s", why)
+		}
+		for _, v := range values {
+			why := badText(v)
+			if name != "filter" {
+				if why != "" {
+					return badRequest(typeInvalidValue, "the %s parameter %s", clip(name), why)
+				}
+				continue
+			}
+			if why == "" {
+				why = badEscapes(v) // a backslash that starts no escape fails to parse anyway
+			}
+			if why != "" {
+				return badRequest(typeInvalidFilter, "the filter %s: its strings must be UTF-8 text without NUL", why)
+			}
+		}
+	}
+	return nil
 }
 
 // tooMany answers 429 with Retry-After and the RateLimit headers.

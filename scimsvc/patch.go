@@ -62,6 +62,10 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 			return nil, badRequest(typeInvalidSyntax, "operation %d: op must be add, replace or remove", i+1)
 		}
 		if hasPath {
+			// The body is text; a filter in the path may escape what is not.
+			if why := badEscapes(op.raw); why != "" {
+				return nil, badRequest(typeInvalidValue, "operation %d: the path %s: its strings must be UTF-8 text without NUL", i+1, why)
+			}
 			p, err := parsePath(op.raw, rt, lim)
 			if err != nil {
 				return nil, err
