@@ -62,19 +62,48 @@ func clip(s string) string {
 // with or without a schema URN, and may be dotted ("name.givenName"); an extension's attributes may
 // sit in an object under its URN, and the core attributes under the core URN. Unknown attributes
 // and schemas, read-only attributes (id, meta, groups, members.display), write-only ones
-// (password) and nulls are dropped; "schemas" is not checked. A value of the wrong type is an
-// invalidValue error.
+// (password) and nulls are dropped; "schemas" is not checked. Two keys that name the same
+// attribute, or an attribute and one of its sub-attributes ("name" and "name.givenName"), are an
+// invalidSyntax error: which one wins would depend on the order of a map. A value of the wrong
+// type is an invalidValue error.
 func decodeTree(rt *schema.ResourceType, in object) (object, error) {
 	out := object{}
-	if err := mergeInto(out, rt, "", in); err != nil {
+	if err := mergeInto(out, rt, "", in, keyClaims{}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
+// keyClaims records which key of a client's object named each attribute {top-level, sub or nil}.
+// It holds at most one entry per attribute and sub-attribute of a resource type.
+type keyClaims map[[2]*schema.Attribute]string
+
+// claim records that key names a (and its sub-attribute sub, if not nil), or fails when another
+// key named the same attribute, a whole attribute that key names part of, or a part of the
+// whole attribute that key names.
+func (c keyClaims) claim(key string, a, sub *schema.Attribute) error {
+	prev, taken := c[[2]*schema.Attribute{a, sub}]
+	if !taken {
+		prev, taken = c[[2]*schema.Attribute{a, nil}]
+	}
+	if !taken && sub == nil {
+		for k, p := range c {
+			if k[0] == a {
+				prev, taken = p, true
+				break
+			}
+		}
+	}
+	if taken {
+		return badRequest(typeInvalidSyntax, "the keys %q and %q both set %s", clip(prev), clip(key), a.Path())
+	}
+	c[[2]*schema.Attribute{a, sub}] = key
+	return nil
+}
+
 // mergeInto decodes the members of in into out; prefix is the schema URN (with its colon) the
-// keys of in are relative to, or "".
-func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) error {
+// keys of in are relative to, or "". claims holds the keys seen so far in the whole object.
+func mergeInto(out object, rt *schema.ResourceType, prefix string, in object, claims keyClaims) error {
 	for k, v := range in {
 		if prefix == "" && strings.EqualFold(k, "schemas") {
 			continue
@@ -87,7 +116,7 @@ func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) er
 			if !ok {
 				return badRequest(typeInvalidValue, "%s must be a JSON object", clip(k))
 			}
-			if err := mergeInto(out, rt, s.ID+":", inner); err != nil {
+			if err := mergeInto(out, rt, s.ID+":", inner, claims); err != nil {
 				return err
 			}
 			continue
@@ -95,6 +124,9 @@ func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) er
 		a, sub, err := rt.Lookup(prefix + k)
 		if err != nil {
 			continue // an unknown attribute is ignored
+		}
+		if err := claims.claim(prefix+k, a, sub); err != nil {
+			return err
 		}
 		if err := setValue(out, a, sub, v); err != nil {
 			return err
