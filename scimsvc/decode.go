@@ -201,7 +201,8 @@ func emptyToNil(m object) any {
 	return m
 }
 
-// coerce decodes v as a whole value of the top-level attribute a: nil when v is null or empty.
+// coerce decodes v as a whole value of the top-level attribute a: nil when v is null or empty. A
+// single-valued complex attribute may arrive as an array of one value.
 func coerce(a *schema.Attribute, v any) (any, error) {
 	if v == nil {
 		return nil, nil
@@ -227,6 +228,17 @@ func coerce(a *schema.Attribute, v any) (any, error) {
 		return out, nil
 	}
 	if a.Type == schema.Complex {
+		if list, ok := v.([]any); ok {
+			// Entra ID sends a single-valued complex attribute (manager) as an array of one.
+			switch len(list) {
+			case 0:
+				return nil, nil
+			case 1:
+				v = list[0]
+			default:
+				return nil, badRequest(typeInvalidValue, "%s is single-valued: an array of %d values cannot be its value", a.Path(), len(list))
+			}
+		}
 		m, err := coerceComplex(a, v)
 		if m == nil || err != nil {
 			return nil, err

@@ -158,22 +158,64 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // canonical returns r with its path cleaned ("/acme/./Users", "/acme//Users" and a missing
-// leading slash, as http.StripPrefix("/scim/v2/", …) leaves it), so the tenant is read from the
-// path that is routed and no redirect can point outside the host's mount.
+// leading slash, as http.StripPrefix("/scim/v2/", …) leaves it) and the endpoint after the
+// tenant in its canonical case ("/acme/users" is "/acme/Users", as Entra ID may send it; the
+// tenant keeps its case), so the tenant is read from the path that is routed and no redirect can
+// point outside the host's mount.
 func canonical(r *http.Request) *http.Request {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
 	p = path.Clean(p) // allocates nothing for a clean path
-	if p == r.URL.Path || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+	if strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
 		return r // an escaped slash is refused once the client is authenticated
+	}
+	tenant, rest, _ := strings.Cut(p[1:], "/")
+	endpoint, tail, hasTail := strings.Cut(rest, "/")
+	if name := canonicalEndpoint(endpoint); name != endpoint {
+		p = "/" + tenant + "/" + name
+		if hasTail {
+			p += "/" + tail
+		}
+	}
+	if p == r.URL.Path {
+		return r
 	}
 	r2 := *r
 	u := *r.URL
 	u.Path, u.RawPath = p, ""
 	r2.URL = &u
 	return &r2
+}
+
+// canonicalEndpoint returns the endpoint name that s spells in another case (ASCII letters
+// only), or s.
+func canonicalEndpoint(s string) string {
+	for _, name := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas"} {
+		if len(s) == len(name) && s != name && equalFoldASCII(s, name) {
+			return name
+		}
+	}
+	return s
+}
+
+// equalFoldASCII reports whether a and b, of equal length, differ only in the case of ASCII
+// letters.
+func equalFoldASCII(a, b string) bool {
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // authenticateLimited returns the request's API key. When there is none it has answered the

@@ -176,6 +176,9 @@ func applyPath(t object, op patchOp) error {
 	if op.op == "remove" {
 		return remove(t, p, op.value)
 	}
+	if p.filter != nil && !a.MultiValued {
+		return badRequest(typeInvalidPath, "path %q: a value filter on the single-valued %s is accepted only by remove", clip(op.raw), a.Path())
+	}
 	if p.filter != nil {
 		return setFiltered(t, op, p)
 	}
@@ -299,6 +302,18 @@ func remove(t object, p *patchPath, value any) error {
 		return nil
 	}
 	switch {
+	case p.filter != nil && !a.MultiValued:
+		// manager[value eq "id"]: only the value the filter matches is removed.
+		m, _ := h[a.Name].(object)
+		if m == nil || !matches(p.filter, m) {
+			return nil
+		}
+		if p.sub == nil {
+			delete(h, a.Name)
+			return nil
+		}
+		delete(m, p.sub.Name)
+		put(h, a.Name, emptyToNil(m))
 	case p.filter != nil:
 		list, _ := h[a.Name].([]any)
 		kept := list[:0:0]
