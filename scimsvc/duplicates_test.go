@@ -51,6 +51,12 @@ func TestDuplicateKeys(t *testing.T) {
 				body: `{"userName":"cy@example.com","emails":[{"value":"a@example.com","VALUE":"b@example.com"}]}`},
 			{name: "a read-only member twice", method: "POST", path: "/acme/Users",
 				body: `{"userName":"cy@example.com","meta":{"resourceType":"User","resourceType":"Group"}}`},
+			{name: "a name written with an escape", method: "POST", path: "/acme/Users",
+				body: `{"userName":"cy@example.com","\u0061ctive":true,"active":false}`},
+			{name: "after a nested array", method: "POST", path: "/acme/Users",
+				body: `{"userName":"cy@example.com","emails":[{"value":"a@example.com"}],"x":[1,{"y":[]}],"EMAILS":[]}`},
+			{name: "at the end of a large object", method: "POST", path: "/acme/Users",
+				body: `{"userName":"cy@example.com","a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"A5":5}`},
 			{name: "a replace", method: "PUT", path: "/acme/Users/" + ann,
 				body: `{"userName":"ann@example.com","active":false,"Active":true}`},
 			{name: "Operations and operations", method: "PATCH", path: "/acme/Users/" + ann,
@@ -102,6 +108,14 @@ func TestDuplicateKeys(t *testing.T) {
 			assert.Equal(t, map[string]any{"givenName": "Dan", "familyName": "Roe"}, u["name"])
 			assert.Equal(t, "R&D", jsonAt(u, enterprise, "department"))
 			assert.Equal(t, "42", jsonAt(u, enterprise, "costCenter"))
+
+			// The same names in different objects, and names inside strings, are no duplicates.
+			r = e.do("POST", "/acme/Users", `{"userName":"eve@example.com","displayName":"}{,\"userName\":","nickName":"a\\",`+
+				`"name":{"givenName":"userName"},"emails":[{"value":"e1@example.com","type":"work"},{"value":"e2@example.com","type":"home"}],`+
+				`"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":{"a1":1}}`)
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			assert.Equal(t, `}{,"userName":`, r.JSON(t)["displayName"])
+			assert.Equal(t, `a\`, r.JSON(t)["nickName"])
 
 			// Two operations on one attribute apply in order.
 			r = e.do("PATCH", "/acme/Users/"+ann, patchBody(`{"op":"replace","path":"active","value":false}`, `{"op":"Replace","path":"ACTIVE","value":true}`))
