@@ -16,7 +16,8 @@ const contentType = "application/scim+json"
 
 // ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the API
 // key (401, or 429 when a request without a valid key finds the client address's failure budget
-// spent), its scope and tenant (403), the key's rate limit (429), and only then the resource.
+// spent), a path that names no tenant or resource (404), the key's scope and tenant (403), the
+// key's rate limit (429), query parameters that are not text (400), and only then the resource.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
