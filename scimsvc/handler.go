@@ -60,9 +60,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(ctx, "recording API key use failed", "key", k.ID, "err", err)
 		}
 	}
-	if err := checkQuery(r.URL.Query()); err != nil {
-		h.writeError(w, r, err)
-		return
+	if r.URL.RawQuery != "" {
+		if err := checkQuery(r.URL.Query()); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 	}
 	h.mux.ServeHTTP(w, r)
 }
