@@ -84,6 +84,7 @@ func TestRefusesNULAndInvalidText(t *testing.T) {
 			{name: "invalid UTF-8 in excludedAttributes", method: "GET", path: "/acme/Users/" + ann + "?excludedAttributes=%FF",
 				status: 400, scimType: "invalidValue"},
 			{name: "NUL in an id", method: "GET", path: "/acme/Users/%00", status: 404},
+			{name: "NUL in a tenant", method: "GET", path: "/ac%00me/Users", status: 404},
 			{name: "NUL in the id of a PATCH", method: "PATCH", path: "/acme/Users/a%00",
 				body: patchBody(`{"op":"replace","path":"displayName","value":"A"}`), status: 404},
 			{name: "invalid UTF-8 in the id of a DELETE", method: "DELETE", path: "/acme/Users/%FF", status: 404},
