@@ -50,12 +50,12 @@ type Config struct {
 	// "<key id>/<tenant>". nil: an in-memory limiter of DefaultRequestsPerMinute a minute with
 	// an equal burst.
 	RateLimiter ratelimit.Limiter
-	// AddressLimiter limits requests that carry no valid API key, per client address and
-	// claimed key id (the id part of a presented key, or none), so keys cannot be guessed
-	// quickly. It is consulted before the key is checked, and once the budget is spent even the
-	// right secret for that key id gets 429 from that address until it refills; only failed
-	// requests take from it, and other keys used from the same address are not affected. nil:
-	// an in-memory limiter of DefaultFailuresPerMinute a minute.
+	// AddressLimiter limits requests that carry no valid API key, per client address and also
+	// per address and claimed key id (the id part of a presented key that exists), so keys
+	// cannot be guessed quickly: once a budget is spent, requests without a valid key get 429
+	// until it refills. It is consulted only after the presented key is checked, and only
+	// failed requests take from it: a valid key is never refused by it, whatever others sent
+	// from the same address. nil: an in-memory limiter of DefaultFailuresPerMinute a minute.
 	AddressLimiter ratelimit.Limiter
 	// ClientAddr names the client of a request for AddressLimiter. nil: ratelimit.ClientAddr,
 	// the IP address of r.RemoteAddr (an IPv6 client's /64). Behind a proxy, return the address the proxy reports, and only trust a

@@ -16,30 +16,19 @@ import (
 // write, each of the right type; absent attributes have no key.
 type object = map[string]any
 
-// readJSON decodes the request body into a JSON object. The body must be one JSON object and no
+// readJSON decodes the request body into a JSON object. The body must be one JSON object, with
+// no two member names alike in one object and only text in its strings (see parseBody), and no
 // more than the handler's size limit.
 func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) (object, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType,
 			Detail: "the request body must be application/scim+json or application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.maxBody))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
 		return nil, syntaxError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, syntaxError(err)
-		}
-		return nil, badRequest(typeInvalidSyntax, "the request body holds more than one JSON value")
-	}
-	o, ok := v.(object)
-	if !ok {
-		return nil, badRequest(typeInvalidSyntax, "the request body must be a JSON object")
-	}
-	return o, nil
+	return parseBody(body)
 }
 
 // syntaxError keeps an oversized body's error (413) and reports anything else as invalidSyntax.
@@ -73,19 +62,48 @@ func clip(s string) string {
 // with or without a schema URN, and may be dotted ("name.givenName"); an extension's attributes may
 // sit in an object under its URN, and the core attributes under the core URN. Unknown attributes
 // and schemas, read-only attributes (id, meta, groups, members.display), write-only ones
-// (password) and nulls are dropped; "schemas" is not checked. A value of the wrong type is an
-// invalidValue error.
+// (password) and nulls are dropped; "schemas" is not checked. Two keys that name the same
+// attribute, or an attribute and one of its sub-attributes ("name" and "name.givenName"), are an
+// invalidSyntax error: which one wins would depend on the order of a map. A value of the wrong
+// type is an invalidValue error.
 func decodeTree(rt *schema.ResourceType, in object) (object, error) {
 	out := object{}
-	if err := mergeInto(out, rt, "", in); err != nil {
+	if err := mergeInto(out, rt, "", in, keyClaims{}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
+// keyClaims records which key of a client's object named each attribute {top-level, sub or nil}.
+// It holds at most one entry per attribute and sub-attribute of a resource type.
+type keyClaims map[[2]*schema.Attribute]string
+
+// claim records that key names a (and its sub-attribute sub, if not nil), or fails when another
+// key named the same attribute, a whole attribute that key names part of, or a part of the
+// whole attribute that key names.
+func (c keyClaims) claim(key string, a, sub *schema.Attribute) error {
+	prev, taken := c[[2]*schema.Attribute{a, sub}]
+	if !taken {
+		prev, taken = c[[2]*schema.Attribute{a, nil}]
+	}
+	if !taken && sub == nil {
+		for k, p := range c {
+			if k[0] == a {
+				prev, taken = p, true
+				break
+			}
+		}
+	}
+	if taken {
+		return badRequest(typeInvalidSyntax, "the keys %q and %q both set %s", clip(prev), clip(key), a.Path())
+	}
+	c[[2]*schema.Attribute{a, sub}] = key
+	return nil
+}
+
 // mergeInto decodes the members of in into out; prefix is the schema URN (with its colon) the
-// keys of in are relative to, or "".
-func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) error {
+// keys of in are relative to, or "". claims holds the keys seen so far in the whole object.
+func mergeInto(out object, rt *schema.ResourceType, prefix string, in object, claims keyClaims) error {
 	for k, v := range in {
 		if prefix == "" && strings.EqualFold(k, "schemas") {
 			continue
@@ -98,7 +116,7 @@ func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) er
 			if !ok {
 				return badRequest(typeInvalidValue, "%s must be a JSON object", clip(k))
 			}
-			if err := mergeInto(out, rt, s.ID+":", inner); err != nil {
+			if err := mergeInto(out, rt, s.ID+":", inner, claims); err != nil {
 				return err
 			}
 			continue
@@ -106,6 +124,9 @@ func mergeInto(out object, rt *schema.ResourceType, prefix string, in object) er
 		a, sub, err := rt.Lookup(prefix + k)
 		if err != nil {
 			continue // an unknown attribute is ignored
+		}
+		if err := claims.claim(prefix+k, a, sub); err != nil {
+			return err
 		}
 		if err := setValue(out, a, sub, v); err != nil {
 			return err
@@ -180,7 +201,8 @@ func emptyToNil(m object) any {
 	return m
 }
 
-// coerce decodes v as a whole value of the top-level attribute a: nil when v is null or empty.
+// coerce decodes v as a whole value of the top-level attribute a: nil when v is null or empty. A
+// single-valued complex attribute may arrive as an array of one value.
 func coerce(a *schema.Attribute, v any) (any, error) {
 	if v == nil {
 		return nil, nil
@@ -206,6 +228,17 @@ func coerce(a *schema.Attribute, v any) (any, error) {
 		return out, nil
 	}
 	if a.Type == schema.Complex {
+		if list, ok := v.([]any); ok {
+			// Entra ID sends a single-valued complex attribute (manager) as an array of one.
+			switch len(list) {
+			case 0:
+				return nil, nil
+			case 1:
+				v = list[0]
+			default:
+				return nil, badRequest(typeInvalidValue, "%s is single-valued: an array of %d values cannot be its value", a.Path(), len(list))
+			}
+		}
 		m, err := coerceComplex(a, v)
 		if m == nil || err != nil {
 			return nil, err

@@ -14,7 +14,8 @@
 //
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
 // and POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
-// /scim/v2/{tenant}/Groups[/{id}].
+// /scim/v2/{tenant}/Groups[/{id}]. The endpoint names are also answered in another case
+// (/users); the tenant is case-sensitive.
 //
 // # Authentication and limits
 //
@@ -24,7 +25,8 @@
 // SHA-256 hashes. Each key may make DefaultRequestsPerMinute requests a minute to each tenant
 // (Config.RateLimiter changes it); more get 429 with Retry-After and RateLimit-* headers.
 // Requests without a valid key are limited per client address (Config.AddressLimiter), so keys
-// cannot be guessed quickly.
+// cannot be guessed quickly; the key is checked first, so a valid key is never refused by
+// others' failures.
 //
 // # What clients may send
 //
@@ -38,11 +40,18 @@
 //   - password is accepted and discarded: never stored, never returned;
 //   - active defaults to true when absent;
 //   - a value of the wrong type is 400 invalidValue, and nothing is stored;
+//   - two keys of one object naming the same attribute (in another case, dotted and nested,
+//     with and without the schema URN) are 400 invalidSyntax;
+//   - strings are UTF-8 text without NUL: anything else in a body is 400 invalidValue, in a
+//     filter 400 invalidFilter;
+//   - a single-valued complex attribute (manager) may arrive as an array of one value, as
+//     Entra ID sends it;
 //   - at most one value of a multi-valued attribute is primary: setting one clears the others.
 //
 // PATCH supports add, replace and remove in any capitalisation, with paths such as
-// name.familyName, emails[type eq "work"].value, members[value eq "…"] and URN-qualified
-// extension paths, and pathless add and replace whose value may hold dotted and URN-qualified
+// name.familyName, emails[type eq "work"].value, members[value eq "…"], URN-qualified
+// extension paths and, for remove, a value filter on a single-valued complex attribute
+// (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
 // keys. The operations of one request apply in one atomic store Update: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
 //

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -215,6 +216,17 @@ var bodySeeds = []string{
 	`{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"manager":"x"},"userName":"b"}`,
 	`{"urn:ietf:params:scim:schemas:core:2.0:User":{"userName":"c"},"emails":"c@example.com"}`,
 	`{"userName":"d","name.givenName":"x","name":{"givenName":{"x":1}}}`,
+	// Duplicate keys, and strings that are not text
+	`{"userName":"e","active":true,"ACTIVE":false}`,
+	`{"userName":"e","userName":"f"}`,
+	`{"Operations":[{"op":"replace","path":"active","value":false}],"operations":[]}`,
+	`{"Operations":[{"op":"replace","value":{"name":{"givenName":"A"},"name.givenName":"B"}}]}`,
+	`{"userName":"g\u0000"}`,
+	`{"userName":"h","displayName":"\ud800\u0041"}`,
+	"{\"userName\":\"i\xff\"}",
+	`{"Operations":[{"op":"remove","path":"emails[value eq \"\\u0000\"]"}]}`,
+	`{"Operations":[{"op":"add","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager","value":[{"value":"x"}]}]}`,
+	`{"Operations":[{"op":"remove","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager[value eq \"x\"]"}]}`,
 }
 
 // fuzzHandler is a handler over a fresh memstore holding user ann and group Staff.
@@ -322,9 +334,49 @@ func FuzzDecodeBody(f *testing.F) {
 					t.Fatalf("%s %s: refused with %d but the store changed\nbody: %s", rq.method, rq.path, rec.Code, body)
 				}
 			}
+			if rec.Code < 300 {
+				u, g := fh.state(t)
+				if why := notStoredText(reflect.ValueOf(*u)) + notStoredText(reflect.ValueOf(*g)); why != "" {
+					t.Fatalf("%s %s: stored %s\nbody: %q", rq.method, rq.path, why, body)
+				}
+			}
 			if rec.Code == 413 && int64(len(body)) <= fh.maxBodyBytes {
 				t.Fatalf("%s %s: 413 for a body of %d bytes", rq.method, rq.path, len(body))
 			}
 		}
 	})
+}
+
+// notStoredText returns a string of v (a struct of the store, walked through its fields, slices
+// and maps) that is not text, quoted, or "".
+func notStoredText(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		if badText(v.String()) != "" {
+			return strconv.Quote(v.String())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if why := notStoredText(v.Field(i)); why != "" {
+				return why
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if why := notStoredText(v.Index(i)); why != "" {
+				return why
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if why := notStoredText(it.Key()) + notStoredText(it.Value()); why != "" {
+				return why
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return notStoredText(v.Elem())
+		}
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package scimsvc
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -13,9 +14,10 @@ import (
 
 const contentType = "application/scim+json"
 
-// ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the client
-// address's failure budget, the API key (401), its scope and tenant (403), the key's rate limit
-// (429), and only then the resource.
+// ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the API
+// key (401, or 429 when a request without a valid key finds the client address's failure budget
+// spent), a path that names no tenant or resource (404), the key's scope and tenant (403), the
+// key's rate limit (429), query parameters that are not text (400), and only then the resource.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -30,6 +32,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// No tenant or id holds a slash; an escaped one could make the mux route another
 		// tenant than the one authorized.
 		h.writeError(w, r, &Error{Status: http.StatusNotFound, Detail: "no such endpoint"})
+		return
+	}
+	if badText(r.URL.Path) != "" {
+		// No tenant or id holds anything but text; a store need not see it.
+		h.writeError(w, r, &Error{Status: http.StatusNotFound, Detail: "resource not found"})
 		return
 	}
 	if err := h.authorize(r, k, tenant); err != nil {
@@ -53,7 +60,40 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(ctx, "recording API key use failed", "key", k.ID, "err", err)
 		}
 	}
+	if r.URL.RawQuery != "" {
+		if err := checkQuery(r.URL.Query()); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// checkQuery refuses query parameters that are not text: a filter whose text or string literals
+// hold NUL or are not UTF-8 (invalidFilter), and any other parameter, such as attributes, that
+// is not text (invalidValue).
+func checkQuery(q url.Values) error {
+	for name, values := range q {
+		if why := badText(name); why != "" {
+			return badRequest(typeInvalidValue, "a query parameter name %s", why)
+		}
+		for _, v := range values {
+			why := badText(v)
+			if name != "filter" {
+				if why != "" {
+					return badRequest(typeInvalidValue, "the %s parameter %s", clip(name), why)
+				}
+				continue
+			}
+			if why == "" {
+				why = badEscapes(v) // a backslash that starts no escape fails to parse anyway
+			}
+			if why != "" {
+				return badRequest(typeInvalidFilter, "the filter %s: its strings must be UTF-8 text without NUL", why)
+			}
+		}
+	}
+	return nil
 }
 
 // tooMany answers 429 with Retry-After and the RateLimit headers.
@@ -121,16 +161,29 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // canonical returns r with its path cleaned ("/acme/./Users", "/acme//Users" and a missing
-// leading slash, as http.StripPrefix("/scim/v2/", …) leaves it), so the tenant is read from the
-// path that is routed and no redirect can point outside the host's mount.
+// leading slash, as http.StripPrefix("/scim/v2/", …) leaves it) and the endpoint after the
+// tenant in its canonical case ("/acme/users" is "/acme/Users", as Entra ID may send it; the
+// tenant keeps its case), so the tenant is read from the path that is routed and no redirect can
+// point outside the host's mount.
 func canonical(r *http.Request) *http.Request {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}
 	p = path.Clean(p) // allocates nothing for a clean path
-	if p == r.URL.Path || strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+	if strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
 		return r // an escaped slash is refused once the client is authenticated
+	}
+	tenant, rest, _ := strings.Cut(p[1:], "/")
+	endpoint, tail, hasTail := strings.Cut(rest, "/")
+	if name := canonicalEndpoint(endpoint); name != endpoint {
+		p = "/" + tenant + "/" + name
+		if hasTail {
+			p += "/" + tail
+		}
+	}
+	if p == r.URL.Path {
+		return r
 	}
 	r2 := *r
 	u := *r.URL
@@ -139,25 +192,45 @@ func canonical(r *http.Request) *http.Request {
 	return &r2
 }
 
+// canonicalEndpoint returns the endpoint name that s spells in another case (ASCII letters
+// only), or s.
+func canonicalEndpoint(s string) string {
+	for _, name := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas"} {
+		if len(s) == len(name) && s != name && equalFoldASCII(s, name) {
+			return name
+		}
+	}
+	return s
+}
+
+// equalFoldASCII reports whether a and b, of equal length, differ only in the case of ASCII
+// letters.
+func equalFoldASCII(a, b string) bool {
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // authenticateLimited returns the request's API key. When there is none it has answered the
 // request (401, or 429 once the client's failure budget is spent) and returns an error.
 //
-// Failures are counted per client address, and also per address and key id when the request
-// names an existing key: a flood of bad keys from one address is answered 429 once the
-// address's budget is spent, and a guesser after one key's secret is stopped even if it then
-// finds it, while requests with valid keys from that address — a cloud provider's shared
-// egress — go on. Keys that do not exist take no limiter memory of their own.
+// A presented key is checked first, and a valid key is never refused by the failure budget:
+// someone else's failures from the same address — a cloud provider's shared egress — cannot
+// lock a provisioning client out. Only failures take from the budget, which is counted per
+// client address, and also per address and key id when the request names an existing key: a
+// flood of bad keys from one address, or of guesses at one key's secret, is answered 429 once
+// the budget is spent. Keys that do not exist take no limiter memory of their own.
 func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*store.APIKey, error) {
-	ctx := r.Context()
-	addr := "addr:" + h.addr(r)
-	var perKey string
-	if id := claimedKeyID(r); id != "" {
-		perKey = addr + "/" + id
-		if d, err := h.addrs.Peek(ctx, perKey); err == nil && !d.Allowed {
-			h.tooMany(w, r, d)
-			return nil, errUnauthenticated
-		}
-	}
 	k, err := h.authenticate(r)
 	if err == nil {
 		return k, nil
@@ -166,10 +239,12 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		h.writeError(w, r, err)
 		return nil, err
 	}
+	ctx := r.Context()
+	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
-	if perKey != "" && h.keyExists(ctx, "key_"+claimedKeyID(r)) {
-		if dk, kerr := h.addrs.Allow(ctx, perKey); kerr == nil && !dk.Allowed {
+	if id := claimedKeyID(r); id != "" && h.keyExists(ctx, "key_"+id) {
+		if dk, kerr := h.addrs.Allow(ctx, addr+"/"+id); kerr == nil && !dk.Allowed {
 			d, denied = dk, true
 		}
 	}

@@ -62,6 +62,10 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 			return nil, badRequest(typeInvalidSyntax, "operation %d: op must be add, replace or remove", i+1)
 		}
 		if hasPath {
+			// The body is text; a filter in the path may escape what is not.
+			if why := badEscapes(op.raw); why != "" {
+				return nil, badRequest(typeInvalidValue, "operation %d: the path %s: its strings must be UTF-8 text without NUL", i+1, why)
+			}
 			p, err := parsePath(op.raw, rt, lim)
 			if err != nil {
 				return nil, err
@@ -171,6 +175,9 @@ func applyPath(t object, op patchOp) error {
 	defer dropEmptyExtension(t, a)
 	if op.op == "remove" {
 		return remove(t, p, op.value)
+	}
+	if p.filter != nil && !a.MultiValued {
+		return badRequest(typeInvalidPath, "path %q: a value filter on the single-valued %s is accepted only by remove", clip(op.raw), a.Path())
 	}
 	if p.filter != nil {
 		return setFiltered(t, op, p)
@@ -295,6 +302,18 @@ func remove(t object, p *patchPath, value any) error {
 		return nil
 	}
 	switch {
+	case p.filter != nil && !a.MultiValued:
+		// manager[value eq "id"]: only the value the filter matches is removed.
+		m, _ := h[a.Name].(object)
+		if m == nil || !matches(p.filter, m) {
+			return nil
+		}
+		if p.sub == nil {
+			delete(h, a.Name)
+			return nil
+		}
+		delete(m, p.sub.Name)
+		put(h, a.Name, emptyToNil(m))
 	case p.filter != nil:
 		list, _ := h[a.Name].([]any)
 		kept := list[:0:0]

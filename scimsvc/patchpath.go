@@ -8,7 +8,8 @@ import (
 )
 
 // patchPath is a parsed PATCH path (RFC 7644 §3.5.2): an attribute, optionally a value filter
-// on a multi-valued attribute, optionally a sub-attribute.
+// on a complex attribute (multi-valued, or single-valued as in Entra ID's remove of
+// manager[value eq "id"]), optionally a sub-attribute.
 type patchPath struct {
 	attr   *schema.Attribute // the top-level attribute
 	filter filter.Expr       // the value filter of attr[filter], or nil
@@ -17,7 +18,9 @@ type patchPath struct {
 
 // parsePath parses path against rt. It accepts `attr`, `attr.sub`, `urn:…:attr[.sub]`,
 // `attr[filter]` and `attr[filter].sub` — the last form is outside RFC 7644's grammar for
-// filters but inside its grammar for paths, and Entra ID sends it. Errors are invalidPath.
+// filters but inside its grammar for paths, and Entra ID sends it. attr[filter] may also name a
+// single-valued complex attribute (Entra ID removes
+// `urn:…:enterprise:2.0:User:manager[value eq "id"]`). Errors are invalidPath.
 func parsePath(path string, rt *schema.ResourceType, lim filter.Limits) (*patchPath, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, badRequest(typeInvalidPath, "the path is empty")
@@ -34,21 +37,31 @@ func parsePath(path string, rt *schema.ResourceType, lim filter.Limits) (*patchP
 	if end < 0 {
 		return nil, badRequest(typeInvalidPath, "path %q: the value filter has no closing ']'", clip(path))
 	}
-	e, err := lim.Parse(path[:end+1], rt)
-	if err != nil {
-		return nil, badRequest(typeInvalidPath, "path %q: %s", clip(path), err.Error())
+	var p *patchPath
+	if a, sub, err := rt.Lookup(strings.TrimSpace(path[:open])); err == nil && sub == nil &&
+		a.Type == schema.Complex && !a.MultiValued {
+		f, err := lim.ParseValueFilter(path[open+1:end], a)
+		if err != nil {
+			return nil, badRequest(typeInvalidPath, "path %q: %s", clip(path), err.Error())
+		}
+		p = &patchPath{attr: a, filter: f}
+	} else {
+		e, err := lim.Parse(path[:end+1], rt)
+		if err != nil {
+			return nil, badRequest(typeInvalidPath, "path %q: %s", clip(path), err.Error())
+		}
+		vp, ok := e.(*filter.ValuePath)
+		if !ok {
+			return nil, badRequest(typeInvalidPath, "path %q: expected attribute[filter]", clip(path))
+		}
+		p = &patchPath{attr: vp.Attr, filter: vp.Filter}
 	}
-	vp, ok := e.(*filter.ValuePath)
-	if !ok {
-		return nil, badRequest(typeInvalidPath, "path %q: expected attribute[filter]", clip(path))
-	}
-	p := &patchPath{attr: vp.Attr, filter: vp.Filter}
 	rest := path[end+1:]
 	switch {
 	case rest == "":
 	case rest[0] == '.' && len(rest) > 1:
-		if p.sub = vp.Attr.Sub(rest[1:]); p.sub == nil {
-			return nil, badRequest(typeInvalidPath, "path %q: %s has no sub-attribute %q", clip(path), vp.Attr.Path(), clip(rest[1:]))
+		if p.sub = p.attr.Sub(rest[1:]); p.sub == nil {
+			return nil, badRequest(typeInvalidPath, "path %q: %s has no sub-attribute %q", clip(path), p.attr.Path(), clip(rest[1:]))
 		}
 	default:
 		return nil, badRequest(typeInvalidPath, "path %q: unexpected text after ']'", clip(path))

@@ -255,6 +255,20 @@ func TestStatus(t *testing.T) {
 				require.NoError(t, err)
 				assert.Len(t, g.Members, 2)
 			}},
+		{name: "200 patch with a valid key after the address's failure budget is spent", method: "PATCH", path: "/acme/Users/{ann}",
+			body:      patchBody(`{"op":"replace","path":"active","value":false}`),
+			configure: func(c *scimsvc.Config) { c.AddressLimiter = perMinuteLimiter(t, c, 2) },
+			prepare: func(t *testing.T, e *env, _ seeded) {
+				for range 3 {
+					e.doKey(wrongSecret(e.key), "GET", "/acme/Users", nil)
+				}
+				require.Equal(t, 429, e.doKey(wrongSecret(e.key), "GET", "/acme/Users", nil).Status)
+			}, want: 200,
+			check: func(t *testing.T, e *env, s seeded, r *response) {
+				u, err := e.mem.Users().Get(context.Background(), "acme", s.ann)
+				require.NoError(t, err)
+				assert.False(t, u.Active)
+			}},
 		{name: "201 post user, Location is meta.location", method: "POST", path: "/acme/Users",
 			body: `{"schemas":["` + userSchema + `"],"userName":"cy@example.com"}`, want: 201,
 			check: func(t *testing.T, e *env, _ seeded, r *response) {
@@ -469,13 +483,14 @@ func TestStatus(t *testing.T) {
 				}
 			}, want: 429,
 			wantHeader: map[string]string{"Retry-After": "30", "RateLimit-Limit": "2", "RateLimit-Remaining": "0", "RateLimit-Reset": "60"}},
-		{name: "429 address over its failure budget, even with a valid key", method: "PATCH", path: "/acme/Users/{ann}",
+		{name: "429 wrong secret once the address's failure budget is spent", method: "PATCH", path: "/acme/Users/{ann}",
 			body:      patchBody(`{"op":"replace","path":"active","value":false}`),
 			configure: func(c *scimsvc.Config) { c.AddressLimiter = perMinuteLimiter(t, c, 2) },
 			prepare: func(t *testing.T, e *env, _ seeded) {
 				for range 2 {
 					require.Equal(t, 401, e.doKey(wrongSecret(e.key), "GET", "/acme/Users", nil).Status)
 				}
+				e.key = wrongSecret(e.key)
 			}, want: 429,
 			wantHeader: map[string]string{"Retry-After": "30", "RateLimit-Limit": "2", "RateLimit-Remaining": "0"}},
 
@@ -603,10 +618,9 @@ func wrongSecret(key string) string {
 }
 
 // TestAddressLimit proves the budgets for requests without a valid key: per client address, and
-// per address and claimed key id. Once an address has spent the budget of a key id, even the
-// valid key with that id is refused from there until time passes; once it has spent its own,
-// every request without a valid key is refused; other addresses and other valid keys are
-// untouched.
+// per address and claimed key id. Once an address has spent a budget, every request from it
+// without a valid key is refused until time passes; a valid key — the one whose id the guesses
+// named, or another — is never refused, and other addresses are untouched.
 func TestAddressLimit(t *testing.T) {
 	e := newEnv(t, func(c *scimsvc.Config) { c.AddressLimiter = perMinuteLimiter(t, c, 3) })
 	other, _ := e.issueKey(scimsvc.KeySpec{Name: "other", Tenants: []string{"acme"}})
@@ -627,14 +641,14 @@ func TestAddressLimit(t *testing.T) {
 		{name: "guess 2", remote: attacker, key: guess, want: 401},
 		{name: "guess 3", remote: attacker, key: guess, want: 401},
 		{name: "guess 4 is refused", remote: attacker, key: guess, want: 429},
-		{name: "valid key from the address is refused", remote: attacker, key: e.key, want: 429},
+		{name: "the valid key from the address still works", remote: attacker, key: e.key, want: 200},
 		{name: "another valid key from the address works", remote: attacker, key: other, want: 200},
 		{name: "no key from the address is refused: the address's budget is spent", remote: attacker, key: "", want: 429},
 		{name: "another address still gets 401", remote: neighbor, key: guess, want: 401},
 		{name: "another address with the valid key", remote: neighbor, key: e.key, want: 200},
-		{name: "still refused 19s later", advance: 19 * time.Second, remote: attacker, key: e.key, want: 429},
-		{name: "valid key works once time has passed", advance: 2 * time.Second, remote: attacker, key: e.key, want: 200},
-		{name: "and a guess gets 401 again", remote: attacker, key: guess, want: 401},
+		{name: "a guess is still refused 19s later", advance: 19 * time.Second, remote: attacker, key: guess, want: 429},
+		{name: "the valid key meanwhile", remote: attacker, key: e.key, want: 200},
+		{name: "a guess gets 401 again once time has passed", advance: 2 * time.Second, remote: attacker, key: guess, want: 401},
 		{name: "the budget is spent again", remote: attacker, key: guess, want: 429},
 		{name: "no key: 401 (the neighbour's budget has refilled since its guess)", remote: neighbor, key: "", want: 401},
 		{name: "Basic: 401", remote: neighbor, key: "Basic dXNlcjpwYXNz", want: 401},
@@ -663,6 +677,49 @@ func TestAddressLimit(t *testing.T) {
 			default:
 				require.Equal(t, st.want, r.Status, "body: %s", r.Body)
 			}
+		})
+	}
+}
+
+// TestValidKeyAfterOthersFailures: with the default budget, 25 wrong secrets naming a key's id
+// from one address spend both the address's and that key id's budgets, and the real key from the
+// same address still gets its answer; the next wrong secret is still refused.
+func TestValidKeyAfterOthersFailures(t *testing.T) {
+	e := newEnv(t)
+	const shared = "203.0.113.9:5555"
+	guess := wrongSecret(e.key)
+	refused := 0
+	for range scimsvc.DefaultFailuresPerMinute + 5 {
+		r := e.send(requestFrom(shared, guess, "GET", "/acme/Users", ""))
+		if r.Status == http.StatusTooManyRequests {
+			refused++
+			continue
+		}
+		requireSCIMError(t, r, http.StatusUnauthorized, "")
+	}
+	require.Equal(t, 5, refused, "the wrong secrets beyond the budget are refused")
+
+	tests := []struct {
+		name string
+		key  string
+		want int
+	}{
+		{name: "the real key", key: e.key, want: http.StatusOK},
+		{name: "the real key again", key: e.key, want: http.StatusOK},
+		{name: "another wrong secret", key: guess, want: http.StatusTooManyRequests},
+		{name: "no key", key: "", want: http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t = t
+			r := e.send(requestFrom(shared, tt.key, "GET", "/acme/Users", ""))
+			if tt.want != http.StatusOK {
+				requireSCIMError(t, r, tt.want, "")
+				assert.NotEmpty(t, r.Header.Get("Retry-After"))
+				return
+			}
+			require.Equal(t, tt.want, r.Status, "body: %s", r.Body)
+			assert.Equal(t, entraListURN, jsonAt(r.JSON(t), "schemas", 0))
 		})
 	}
 }

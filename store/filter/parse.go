@@ -93,6 +93,36 @@ func (l Limits) Parse(s string, rt *schema.ResourceType) (Expr, error) {
 	return e, nil
 }
 
+// ParseValueFilter parses the filter of a value path attr[filter] on its own, s being the text
+// between the brackets: its attribute names are sub-attributes of the complex attribute attr,
+// which may also be single-valued (a PATCH path such as
+// `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager[value eq "id"]`). The
+// comparisons it returns have Attr set to attr, as in a ValuePath. Any problem is reported as an
+// *Error.
+func (l Limits) ParseValueFilter(s string, attr *schema.Attribute) (Expr, error) {
+	l = l.withDefaults()
+	if len(s) > l.MaxLength {
+		return nil, &Error{Pos: l.MaxLength, Msg: fmt.Sprintf("too long: a filter may have at most %d bytes", l.MaxLength), limit: true}
+	}
+	if attr.Type != schema.Complex || attr.Parent != nil {
+		return nil, &Error{Pos: 0, Msg: fmt.Sprintf("a value filter [...] needs a complex attribute, and %s is not one", attr.Name)}
+	}
+	p := &parser{s: s, lim: l, inner: attr}
+	p.space()
+	if p.pos == len(s) {
+		return nil, &Error{Pos: 0, Msg: "the filter is empty"}
+	}
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.pos < len(s) {
+		return nil, p.fail(`expected "and", "or" or the end of the filter`)
+	}
+	return e, nil
+}
+
 type parser struct {
 	s     string
 	pos   int

@@ -582,3 +582,79 @@ func TestParseLimits(t *testing.T) {
 	_, err := filter.Parse(chain(33), user)
 	assert.True(t, errors.Is(err, filter.ErrLimit))
 }
+
+// TestParseValueFilter: the filter between the brackets of a value path parses on its own
+// against a complex attribute, single-valued too; its comparisons name that attribute and one of
+// its sub-attributes. Anything else is an *Error.
+func TestParseValueFilter(t *testing.T) {
+	user := schema.User()
+	manager, _, err := user.Lookup(entURN + "manager")
+	require.NoError(t, err)
+	emails, _, err := user.Lookup("emails")
+	require.NoError(t, err)
+	userName, _, err := user.Lookup("userName")
+	require.NoError(t, err)
+
+	t.Run("valid", func(t *testing.T) {
+		tests := []struct {
+			name     string
+			attr     *schema.Attribute
+			in       string
+			subs     []string // the sub-attributes compared, in order
+			literals []string
+		}{
+			{name: "single-valued", attr: manager, in: `value eq "user_1"`, subs: []string{"value"}, literals: []string{"user_1"}},
+			{name: "any case and spaces", attr: manager, in: `  VALUE Eq "user_1" `, subs: []string{"value"}, literals: []string{"user_1"}},
+			{name: "multi-valued with and", attr: emails, in: `type eq "work" and value ew "@example.com"`,
+				subs: []string{"type", "value"}, literals: []string{"work", "@example.com"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e, err := filter.Limits{}.ParseValueFilter(tt.in, tt.attr)
+				require.NoError(t, err)
+				var subs, literals []string
+				var walk func(filter.Expr)
+				walk = func(e filter.Expr) {
+					switch e := e.(type) {
+					case *filter.And:
+						walk(e.Left)
+						walk(e.Right)
+					case *filter.Compare:
+						assert.Same(t, tt.attr, e.Attr)
+						subs = append(subs, e.Sub.Name)
+						literals = append(literals, e.Value.Str)
+					default:
+						t.Fatalf("unexpected %T", e)
+					}
+				}
+				walk(e)
+				assert.Equal(t, tt.subs, subs)
+				assert.Equal(t, tt.literals, literals)
+			})
+		}
+	})
+
+	t.Run("invalid", func(t *testing.T) {
+		tests := []struct {
+			name string
+			attr *schema.Attribute
+			in   string
+		}{
+			{name: "empty", attr: manager, in: "  "},
+			{name: "a simple attribute", attr: userName, in: `value eq "x"`},
+			{name: "a sub-attribute", attr: manager.Sub("value"), in: `value eq "x"`},
+			{name: "an unknown sub-attribute", attr: manager, in: `nosuch eq "x"`},
+			{name: "a nested value filter", attr: emails, in: `emails[type eq "work"]`},
+			{name: "text after the filter", attr: manager, in: `value eq "x" ]`},
+			{name: "too long", attr: manager, in: `value eq "` + strings.Repeat("x", 5000) + `"`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := filter.Limits{}.ParseValueFilter(tt.in, tt.attr)
+				var fe *filter.Error
+				require.True(t, errors.As(err, &fe), "%v", err)
+				assert.NotEmpty(t, fe.Msg)
+			})
+		}
+	})
+}
