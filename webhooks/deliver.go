@@ -1,0 +1,325 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// Defaults of Config.
+const (
+	// DefaultTimeout bounds one request, the response's headers included.
+	DefaultTimeout = 10 * time.Second
+	// DefaultRetryFor is how long the deliverer retries one event before it marks the
+	// endpoint failing.
+	DefaultRetryFor = 72 * time.Hour
+	// DefaultLease is how long an instance holds an endpoint's delivery before it must renew.
+	DefaultLease = time.Minute
+	// DefaultBatch is the most events sent to one endpoint in one pass.
+	DefaultBatch = 100
+)
+
+// The waits between attempts at one event: FirstRetry after the first failure, doubling up to
+// MaxRetryWait, each less a random part of up to a half (jitter), so that many endpoints that
+// failed together do not retry together.
+const (
+	FirstRetry   = 5 * time.Second
+	MaxRetryWait = time.Hour
+)
+
+// Actor is the actor of the events the deliverer records (webhook.failing).
+const Actor = "webhooks"
+
+// Config configures a Deliverer. Events, Webhooks and Tenants are required; every other field
+// has the default its comment gives.
+type Config struct {
+	Events   store.Events
+	Webhooks store.Webhooks
+	Tenants  store.Tenants
+	// Client sends the requests. nil: a client with DefaultTimeout that follows no redirect
+	// (a 3xx answer is a failure). A Client of the host's should do the same.
+	Client *http.Client
+	// RetryFor is how long one event is retried, from its first failure; then the endpoint is
+	// marked failing (and a webhook.failing event recorded) until Webhooks.Resume. 0:
+	// DefaultRetryFor.
+	RetryFor time.Duration
+	// Lease is how long a pass holds an endpoint before renewing its lease; it must be longer
+	// than a request may take. 0: DefaultLease.
+	Lease time.Duration
+	// Batch is the most events one pass sends to one endpoint. 0: DefaultBatch.
+	Batch int
+	// Holder names this deliverer in the endpoints' leases; every instance needs its own.
+	// "": a random name.
+	Holder string
+	// Now is the clock. nil: time.Now.
+	Now func() time.Time
+	// Logger receives a line for each failed delivery (never the secret or the body). nil:
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Deliverer posts each tenant's events to its webhook endpoints, signed (SetHeaders), at
+// least once and in the log's order per endpoint. Several Deliverers (one an instance) may
+// share a store: an endpoint's lease lets one of them send to it at a time.
+type Deliverer struct {
+	cfg    Config
+	client *http.Client
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// NewDeliverer returns the Deliverer of cfg. It starts nothing: call Run, or RunOnce on the
+// host's own schedule.
+func NewDeliverer(cfg Config) (*Deliverer, error) {
+	if cfg.Events == nil || cfg.Webhooks == nil || cfg.Tenants == nil {
+		return nil, errors.New("webhooks: Config.Events, Webhooks and Tenants are required")
+	}
+	if cfg.RetryFor < 0 || cfg.Lease < 0 || cfg.Batch < 0 {
+		return nil, errors.New("webhooks: Config.RetryFor, Lease and Batch must not be negative")
+	}
+	d := &Deliverer{cfg: cfg, client: cfg.Client, now: cfg.Now, log: cfg.Logger}
+	if d.client == nil {
+		d.client = &http.Client{
+			Timeout:       DefaultTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	if d.cfg.RetryFor == 0 {
+		d.cfg.RetryFor = DefaultRetryFor
+	}
+	if d.cfg.Lease == 0 {
+		d.cfg.Lease = DefaultLease
+	}
+	if d.cfg.Batch == 0 {
+		d.cfg.Batch = DefaultBatch
+	}
+	if d.cfg.Holder == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never returns an error
+		d.cfg.Holder = "deliverer-" + hex.EncodeToString(b[:])
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	return d, nil
+}
+
+// Run calls RunOnce every interval until ctx is done, and returns ctx's error. A failed pass
+// is logged and the next one runs as usual.
+func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
+	if interval <= 0 {
+		return errors.New("webhooks: Run needs a positive interval")
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			d.log.ErrorContext(ctx, "webhooks: a delivery pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// RunOnce makes one pass over the endpoints of every tenant: for each that is not failing,
+// whose next attempt is due and whose lease it gets, it sends the events after the endpoint's
+// cursor, oldest first, until one fails, Batch were sent or there are no more, saving where
+// delivery stands after each. It returns how many events were delivered. An endpoint leased by
+// another deliverer is passed over.
+func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
+	tenants, err := d.cfg.Tenants.List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: listing tenants: %w", err)
+	}
+	sent := 0
+	var errs []error
+	for _, t := range tenants {
+		endpoints, err := d.cfg.Webhooks.List(ctx, t.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("webhooks: listing the endpoints of %q: %w", t.ID, err))
+			continue
+		}
+		for _, e := range endpoints {
+			if e.Delivery.Failing || d.now().Before(e.Delivery.NextAttempt) {
+				continue
+			}
+			n, err := d.deliver(ctx, e)
+			sent += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if ctx.Err() != nil {
+				return sent, ctx.Err()
+			}
+		}
+	}
+	return sent, errors.Join(errs...)
+}
+
+// deliver sends e's due events under its lease.
+func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, error) {
+	holder := d.cfg.Holder
+	if err := d.cfg.Webhooks.Lease(ctx, e.Tenant, e.ID, holder, d.now(), d.now().Add(d.cfg.Lease)); err != nil {
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return 0, nil // another deliverer has it, or it was just deleted
+		}
+		return 0, fmt.Errorf("webhooks: leasing %s: %w", e.ID, err)
+	}
+	// The stored delivery may have moved since the List: read it under the lease.
+	cur, err := d.cfg.Webhooks.Get(ctx, e.Tenant, e.ID)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: reading %s: %w", e.ID, err)
+	}
+	state := cur.Delivery
+	if state.Failing || d.now().Before(state.NextAttempt) {
+		return 0, nil
+	}
+	page, err := d.cfg.Events.List(ctx, e.Tenant, state.Cursor, d.cfg.Batch)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: listing events for %s: %w", e.ID, err)
+	}
+	sent := 0
+	for _, ev := range page {
+		if len(cur.Types) > 0 && !slices.Contains(cur.Types, ev.Type) {
+			state = store.WebhookDelivery{Cursor: ev.Cursor}
+			continue
+		}
+		// The lease must outlast the request: renew it before each.
+		now := d.now()
+		if err := d.cfg.Webhooks.Lease(ctx, e.Tenant, e.ID, holder, now, now.Add(d.cfg.Lease)); err != nil {
+			return sent, d.lost(ctx, e.ID, err)
+		}
+		failure := d.send(ctx, cur, ev)
+		if ctx.Err() != nil {
+			return sent, ctx.Err()
+		}
+		if failure == "" {
+			sent++
+			state = store.WebhookDelivery{Cursor: ev.Cursor}
+			if err := d.save(ctx, cur, state); err != nil {
+				return sent, err
+			}
+			continue
+		}
+		state = d.failed(state, failure)
+		d.log.WarnContext(ctx, "webhooks: delivery failed", "tenant", e.Tenant, "endpoint", e.ID, "event", ev.Cursor,
+			"type", ev.Type, "error", failure, "attempts", state.Attempts, "failing", state.Failing)
+		return sent, d.save(ctx, cur, state)
+	}
+	if state != cur.Delivery {
+		return sent, d.save(ctx, cur, state) // events passed over for the endpoint's types
+	}
+	return sent, nil
+}
+
+// failed returns the delivery state after a failed attempt at the event after s.Cursor.
+func (d *Deliverer) failed(s store.WebhookDelivery, why string) store.WebhookDelivery {
+	now := d.now()
+	s.Attempts++
+	s.LastError = why
+	if s.FirstFailure.IsZero() {
+		s.FirstFailure = now
+	}
+	if now.Sub(s.FirstFailure) >= d.cfg.RetryFor {
+		s.Failing, s.NextAttempt = true, time.Time{}
+		return s
+	}
+	wait := FirstRetry << min(s.Attempts-1, 20)
+	wait = min(wait, MaxRetryWait)
+	wait -= time.Duration(mrand.Int64N(int64(wait)/2 + 1))
+	s.NextAttempt = now.Add(wait)
+	return s
+}
+
+// save stores state under the lease; webhook.failing is recorded with it.
+func (d *Deliverer) save(ctx context.Context, e *store.WebhookEndpoint, state store.WebhookDelivery) error {
+	ctx = store.WithChange(ctx, store.Change{Actor: Actor, Time: d.now()})
+	if err := d.cfg.Webhooks.SaveDelivery(ctx, e.Tenant, e.ID, d.cfg.Holder, d.now(), state); err != nil {
+		return d.lost(ctx, e.ID, err)
+	}
+	return nil
+}
+
+// lost is the error of a lease lost or a save that failed.
+func (d *Deliverer) lost(ctx context.Context, id string, err error) error {
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		d.log.InfoContext(ctx, "webhooks: the lease of an endpoint was lost; another deliverer goes on", "endpoint", id)
+		return nil
+	}
+	return fmt.Errorf("webhooks: saving the delivery to %s: %w", id, err)
+}
+
+// payload is the body of a request: the event, with its id.
+type payload struct {
+	ID        string          `json:"id"`
+	Type      store.EventType `json:"type"`
+	Timestamp time.Time       `json:"timestamp"`
+	Tenant    string          `json:"tenant"`
+	Cursor    string          `json:"cursor"`
+	Actor     string          `json:"actor"`
+	Subject   subject         `json:"subject"`
+	Data      json.RawMessage `json:"data"`
+}
+
+type subject struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+}
+
+// MessageID is the webhook-id of an event: the same on every attempt, from every instance.
+func MessageID(e store.Event) string { return "evt_" + e.Tenant + "_" + e.Cursor }
+
+// send posts ev to e and returns why it failed, or "" for a 2xx answer.
+func (d *Deliverer) send(ctx context.Context, e *store.WebhookEndpoint, ev store.Event) string {
+	data := ev.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	body, err := json.Marshal(payload{ID: MessageID(ev), Type: ev.Type, Timestamp: ev.Time, Tenant: ev.Tenant,
+		Cursor: ev.Cursor, Actor: ev.Actor, Subject: subject{ev.SubjectKind, ev.SubjectID}, Data: data})
+	if err != nil {
+		return "the event does not encode"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return "the endpoint URL is not usable"
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "visid-webhooks")
+	if err := SetHeaders(req.Header, MessageID(ev), d.now(), body, e.Secret); err != nil {
+		return "the endpoint's secret is not usable"
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		var timeout interface{ Timeout() bool }
+		if errors.As(err, &timeout) && timeout.Timeout() {
+			return "timeout"
+		}
+		return "no answer (connection failed)"
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "status " + strconv.Itoa(resp.StatusCode)
+	}
+	return ""
+}
