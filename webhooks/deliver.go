@@ -288,14 +288,24 @@ type subject struct {
 // MessageID is the webhook-id of an event: the same on every attempt, from every instance.
 func MessageID(e store.Event) string { return "evt_" + e.Tenant + "_" + e.Cursor }
 
-// send posts ev to e and returns why it failed, or "" for a 2xx answer.
-func (d *Deliverer) send(ctx context.Context, e *store.WebhookEndpoint, ev store.Event) string {
-	data := ev.Data
+// Body returns the JSON body of the request that carries e:
+//
+//	{"id":"evt_…","type":"user.deactivated","timestamp":"2026-…Z","tenant":"acme",
+//	 "cursor":"…","actor":"key_…","subject":{"kind":"user","id":"user_…"},"data":{…}}
+//
+// id is MessageID(e), the webhook-id header; data is the event's data (store.Event.Data).
+func Body(e store.Event) ([]byte, error) {
+	data := e.Data
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	body, err := json.Marshal(payload{ID: MessageID(ev), Type: ev.Type, Timestamp: ev.Time, Tenant: ev.Tenant,
-		Cursor: ev.Cursor, Actor: ev.Actor, Subject: subject{ev.SubjectKind, ev.SubjectID}, Data: data})
+	return json.Marshal(payload{ID: MessageID(e), Type: e.Type, Timestamp: e.Time, Tenant: e.Tenant,
+		Cursor: e.Cursor, Actor: e.Actor, Subject: subject{e.SubjectKind, e.SubjectID}, Data: data})
+}
+
+// send posts ev to e and returns why it failed, or "" for a 2xx answer.
+func (d *Deliverer) send(ctx context.Context, e *store.WebhookEndpoint, ev store.Event) string {
+	body, err := Body(ev)
 	if err != nil {
 		return "the event does not encode"
 	}
