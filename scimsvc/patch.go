@@ -1,6 +1,8 @@
 package scimsvc
 
 import (
+	"encoding/binary"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -126,14 +128,16 @@ func addOrReplace(t object, op string, a *schema.Attribute, v any) error {
 	switch {
 	case a.MultiValued && op == "add":
 		list, _ := h[a.Name].([]any)
+		seen := indexElements(a, list)
 		for _, el := range elements(v) {
-			if same := sameElement(a, list, el); same != nil {
+			if same := seen.find(el); same != nil {
 				for k, sv := range el {
 					same[k] = sv
 				}
 				continue
 			}
 			list = append(list, el)
+			seen.add(el)
 		}
 		put(h, a.Name, list)
 	case a.Type == schema.Complex && !a.MultiValued:
@@ -333,11 +337,11 @@ func remove(t object, p *patchPath, value any) error {
 			return err
 		}
 		list, _ := h[a.Name].([]any)
-		gone := elements(v)
+		gone := indexRemoved(a, elements(v))
 		kept := list[:0:0]
 		for _, el := range list {
 			m, _ := el.(object)
-			if !anySubset(a, gone, m) {
+			if !gone.matches(m) {
 				kept = append(kept, el)
 			}
 		}
@@ -369,32 +373,133 @@ func identifiedByValue(a *schema.Attribute) bool {
 	return v != nil && v.CaseExact
 }
 
-// sameElement returns the value of list that el stands for, or nil: for members, the value with
-// el's value; otherwise the value with el's value and type (compared case-insensitively unless
-// caseExact), so adding an email that is already there, say with primary: true, updates it
-// instead of adding it twice.
-func sameElement(a *schema.Attribute, list []any, el object) object {
-	keys := []string{"value"}
+// elementIndex finds, among the values of a multi-valued attribute, the value a new one stands
+// for, in constant time: for members, the value with the same value; otherwise the value with the
+// same value and type (compared case-insensitively unless caseExact), so adding an email that is
+// already there, say with primary: true, updates it instead of adding it twice. When several
+// values are the same, the first one is found.
+type elementIndex struct {
+	a     *schema.Attribute
+	names []string // the sub-attributes that identify a value
+	first map[string]object
+}
+
+// indexElements indexes the values of list, a value of a.
+func indexElements(a *schema.Attribute, list []any) *elementIndex {
+	x := &elementIndex{a: a, names: []string{"value"}, first: make(map[string]object, len(list))}
 	if !identifiedByValue(a) {
-		keys = append(keys, "type")
-		if el["value"] == nil {
-			return nil // a value without value (an address) is never the same as another
+		x.names = append(x.names, "type")
+	}
+	for _, el := range list {
+		if m, ok := el.(object); ok {
+			x.add(m)
 		}
 	}
-	for _, x := range list {
-		m, _ := x.(object)
-		if m == nil {
+	return x
+}
+
+// key is the identity of el; false when el is the same as no other value (a value without value,
+// such as an address, unless values are identified by value alone).
+func (x *elementIndex) key(el object) (string, bool) {
+	if len(x.names) > 1 && el["value"] == nil {
+		return "", false
+	}
+	var b []byte
+	for _, n := range x.names {
+		b = appendKey(b, x.a.Sub(n), el[n])
+	}
+	return string(b), true
+}
+
+// add records el, unless a value the same as el is recorded already.
+func (x *elementIndex) add(el object) {
+	if k, ok := x.key(el); ok {
+		if _, dup := x.first[k]; !dup {
+			x.first[k] = el
+		}
+	}
+}
+
+// find returns the recorded value el stands for, or nil.
+func (x *elementIndex) find(el object) object {
+	k, ok := x.key(el)
+	if !ok {
+		return nil
+	}
+	return x.first[k]
+}
+
+// appendKey appends to b a form of v, a value of sub-attribute s (nil when a has no such
+// sub-attribute), that is equal for two values exactly when they are the same: strings are
+// folded unless s is caseExact, and an absent value differs from every present one. Each part
+// carries its length, so the parts of a key cannot run into each other.
+func appendKey(b []byte, s *schema.Attribute, v any) []byte {
+	var part string
+	switch v := v.(type) {
+	case nil:
+		return append(b, 0)
+	case string:
+		part = v
+		if s != nil && !s.CaseExact {
+			part = schema.Fold(v)
+		}
+		b = append(b, 1)
+	default: // a decoded tree holds only strings here; other kinds are kept apart by type
+		part = fmt.Sprintf("%T:%v", v, v)
+		b = append(b, 2)
+	}
+	b = binary.AppendUvarint(b, uint64(len(part)))
+	return append(b, part...)
+}
+
+// removedValues are the values listed by a remove operation without a filter: a stored value
+// goes when one of them matches it, that is when every sub-attribute the listed value names has
+// the same value in it (by value alone for members), strings compared case-insensitively unless
+// caseExact. Listed values are indexed by value, so removing many values from many is linear.
+type removedValues struct {
+	a       *schema.Attribute
+	byValue map[string][]object // listed values with a value, by the key of that value
+	others  []object            // listed values without a value, compared with every stored one
+	members bool
+}
+
+func indexRemoved(a *schema.Attribute, listed []object) *removedValues {
+	r := &removedValues{a: a, byValue: make(map[string][]object, len(listed)), members: identifiedByValue(a)}
+	for _, g := range listed {
+		if r.members {
+			r.byValue[string(appendKey(nil, a.Sub("value"), g["value"]))] = nil
 			continue
 		}
-		match := true
-		for _, k := range keys {
-			match = match && equalSub(a.Sub(k), m[k], el[k])
+		if g["value"] == nil {
+			r.others = append(r.others, g)
+			continue
 		}
-		if match {
-			return m
+		k := string(appendKey(nil, a.Sub("value"), g["value"]))
+		r.byValue[k] = append(r.byValue[k], g)
+	}
+	return r
+}
+
+// matches reports whether one of the listed values matches m.
+func (r *removedValues) matches(m object) bool {
+	if m == nil {
+		return false
+	}
+	candidates, found := r.byValue[string(appendKey(nil, r.a.Sub("value"), m["value"]))]
+	if r.members {
+		return found
+	}
+	for _, g := range candidates {
+		if subset(r.a, g, m) {
+			return true
 		}
 	}
-	return nil
+	for _, g := range r.others {
+		if subset(r.a, g, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // equalSub compares two values of sub-attribute s, strings case-insensitively unless caseExact.
@@ -405,26 +510,6 @@ func equalSub(s *schema.Attribute, x, y any) bool {
 		return schema.Fold(sx) == schema.Fold(sy)
 	}
 	return x == y
-}
-
-// anySubset reports whether one of the listed values matches m: every sub-attribute a listed value
-// names has the same value in m (by value alone for members).
-func anySubset(a *schema.Attribute, listed []object, m object) bool {
-	if m == nil {
-		return false
-	}
-	for _, g := range listed {
-		if identifiedByValue(a) {
-			if g["value"] == m["value"] {
-				return true
-			}
-			continue
-		}
-		if subset(a, g, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // subset reports whether every sub-attribute of small has the same value in big, comparing
