@@ -15,9 +15,15 @@ const contentType = "application/scim+json"
 
 // ServeHTTP authenticates and rate-limits every request, then routes it. The order is: the client
 // address's failure budget, the API key (401), its scope and tenant (403), the key's rate limit
-// (429), and only then the resource.
+// (429), and only then the resource. The request's context carries the deadline of
+// Config.RequestTimeout from the start, so every store call of the request is bounded by it.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
+	if h.timeout > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	ctx := r.Context()
 
@@ -53,7 +59,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.log.WarnContext(ctx, "recording API key use failed", "key", k.ID, "err", err)
 		}
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(ctx, keyIDContext{}, k.ID)))
+}
+
+// keyIDContext is the context key of the id of the request's API key.
+type keyIDContext struct{}
+
+// requestKeyID is the id of the API key that authenticated the request of ctx.
+func requestKeyID(ctx context.Context) string {
+	id, _ := ctx.Value(keyIDContext{}).(string)
+	return id
 }
 
 // tooMany answers 429 with Retry-After and the RateLimit headers.

@@ -128,6 +128,10 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	now := k.h.now()
 	meta.Created, meta.LastModified = now, now
 	tenant := r.PathValue("tenant")
+	if err := k.h.checkSizes(k.rt, P(&v), nil); err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
 	stored, err := k.store.Create(r.Context(), tenant, v)
 	if err != nil {
 		k.h.writeError(w, r, err)
@@ -192,11 +196,19 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 
 // update stores what change makes of the resource in one atomic store Update, keeping its id and
 // creation time. lastModified moves only when something changed, so a retried request is a
-// no-op.
+// no-op. Nothing is stored when the request's deadline passed meanwhile, or when the result
+// holds more values than Config allows.
 func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change func(*T) (T, error)) {
-	stored, err := k.store.Update(r.Context(), r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+	ctx := r.Context()
+	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
 		nv, err := change(v)
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := k.h.checkSizes(k.rt, P(&nv), P(v)); err != nil {
 			return err
 		}
 		// before is v as a client could have written it, without what the store derives
@@ -219,4 +231,38 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 		return
 	}
 	k.respond(w, r, http.StatusOK, stored)
+}
+
+// checkSizes returns an invalidValue error when a multi-valued attribute of res holds more values
+// than Config allows (MaxGroupMembers for members, MaxMultiValued for the others) and, when res
+// replaces before (nil for a new resource), more than it held there.
+func (h *handler) checkSizes(rt *schema.ResourceType, res, before filter.Resource) error {
+	for a := range rt.Attributes {
+		if !a.MultiValued || !writable(a) {
+			continue
+		}
+		limit := h.maxValues
+		if rt.Name == "Group" && a.Name == "members" {
+			limit = h.maxMembers
+		}
+		if limit <= 0 {
+			continue
+		}
+		n := countValues(res, a)
+		if n > limit && (before == nil || n > countValues(before, a)) {
+			return badRequest(typeInvalidValue, "%s would hold %d values; at most %d are allowed", a.Path(), n, limit)
+		}
+	}
+	return nil
+}
+
+// countValues is the number of values of the multi-valued attribute a in res.
+func countValues(res filter.Resource, a *schema.Attribute) int {
+	n := 0
+	for {
+		if _, ok := res.FilterValue(a, nil, n); !ok {
+			return n
+		}
+		n++
+	}
 }
