@@ -123,10 +123,9 @@ type handler struct {
 	maxBody int64
 	docURI  string
 	mux     *http.ServeMux
-	// maxValues and maxMembers bound multi-valued attributes and group members; 0 is no limit.
-	maxValues, maxMembers int
-	timeout               time.Duration // 0: no deadline
-	lists                 *slots        // nil: no limit on concurrent lists
+	limits  valueLimits
+	timeout time.Duration // 0: no deadline
+	lists   *slots        // nil: no limit on concurrent lists
 }
 
 // New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is
@@ -180,8 +179,10 @@ func New(cfg Config) (http.Handler, error) {
 	if h.docURI == "" {
 		h.docURI = DefaultDocumentationURI
 	}
-	h.maxValues = orDefault(cfg.MaxMultiValued, DefaultMaxMultiValued)
-	h.maxMembers = orDefault(cfg.MaxGroupMembers, DefaultMaxGroupMembers)
+	h.limits = valueLimits{
+		values:  orDefault(cfg.MaxMultiValued, DefaultMaxMultiValued),
+		members: orDefault(cfg.MaxGroupMembers, DefaultMaxGroupMembers),
+	}
 	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)

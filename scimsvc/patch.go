@@ -1,9 +1,11 @@
 package scimsvc
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/visid/visid/store/filter"
@@ -76,44 +78,113 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 }
 
 // applyPatch applies ops to t in order; t is left half-changed when one fails, so the caller
-// applies them to a copy inside a store Update and lets the error discard it.
-func applyPatch(rt *schema.ResourceType, t object, ops []patchOp) error {
-	for _, op := range ops {
-		before := primaries(rt, t)
-		var err error
+// applies them to a copy inside a store Update and lets the error discard it. It stops with
+// ctx's error once ctx is done, and with an invalidValue error as soon as an operation leaves a
+// multi-valued attribute with more than twice the values lim allows and more than it had before
+// the request. (The caller checks the result against the limit itself; the slack lets a request
+// add values before it removes others, as Entra ID may, on an attribute at its limit.)
+//
+// Each operation costs time in proportion to what it touches, not to the whole resource: the
+// first operation keeps one primary value in every multi-valued attribute, so each later one
+// only needs to in the attribute it changes; and successive adds to one attribute share the
+// index of its values.
+func applyPatch(ctx context.Context, rt *schema.ResourceType, t object, ops []patchOp, lim valueLimits) error {
+	all := multiValued(rt)
+	had := make(map[*schema.Attribute]int, len(all))
+	for _, a := range all {
+		had[a] = len(valuesOf(t, a))
+	}
+	seen := indexes{}
+	for i, op := range ops {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		touched := all
+		var vals object
 		switch {
 		case op.path == nil && op.op == "remove":
-			err = badRequest(typeNoTarget, "a remove operation needs a path")
+			return badRequest(typeNoTarget, "a remove operation needs a path")
 		case op.path == nil:
-			err = applyPathless(rt, t, op)
-		default:
-			err = applyPath(t, op)
+			var err error
+			if vals, err = pathlessValues(rt, op); err != nil {
+				return err
+			}
+			if i > 0 {
+				touched = presentIn(all, vals)
+			}
+		case i > 0:
+			touched = presentIn(all, nil, op.path.attr)
+		}
+		if op.op != "add" || op.path != nil && (op.path.filter != nil || op.path.sub != nil) {
+			clear(seen) // only adds of whole values keep the values' identities as indexed
+		}
+		before := primaries(touched, t)
+		var err error
+		if op.path == nil {
+			err = applyPathless(rt, t, op, vals, seen)
+		} else {
+			err = applyPath(t, op, seen)
 		}
 		if err != nil {
 			return err
 		}
-		onePrimary(rt, t, newPrimaries(rt, t, before))
+		onePrimary(touched, t, newPrimaries(touched, t, before))
+		for _, a := range touched {
+			if n, limit := len(valuesOf(t, a)), lim.of(rt, a); limit > 0 && n > 2*limit && n > had[a] {
+				return tooManyValues(a, n, limit)
+			}
+		}
 	}
 	return nil
 }
 
-// applyPathless applies an add or replace whose value is an object of attributes, which may be
-// dotted or URN-qualified. Read-only attributes in it (Okta sends the id) are ignored.
-func applyPathless(rt *schema.ResourceType, t object, op patchOp) error {
+// multiValued lists the multi-valued attributes of rt.
+func multiValued(rt *schema.ResourceType) []*schema.Attribute {
+	var out []*schema.Attribute
+	for a := range rt.Attributes {
+		if a.MultiValued {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// presentIn returns the attributes of all that are in vals, a tree, or are one of also.
+func presentIn(all []*schema.Attribute, vals object, also ...*schema.Attribute) []*schema.Attribute {
+	var out []*schema.Attribute
+	for _, a := range all {
+		if _, ok := holder(vals, a, false)[a.Name]; ok || slices.Contains(also, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// valuesOf returns the values of the multi-valued attribute a in t.
+func valuesOf(t object, a *schema.Attribute) []any {
+	list, _ := holder(t, a, false)[a.Name].([]any)
+	return list
+}
+
+// pathlessValues decodes the value of an add or replace without a path: an object of
+// attributes, which may be dotted or URN-qualified.
+func pathlessValues(rt *schema.ResourceType, op patchOp) (object, error) {
 	in, ok := op.value.(object)
 	if !ok {
-		return badRequest(typeInvalidValue, "an %s operation without a path needs an object value", op.op)
+		return nil, badRequest(typeInvalidValue, "an %s operation without a path needs an object value", op.op)
 	}
-	vals, err := decodeTree(rt, in)
-	if err != nil {
-		return err
-	}
+	return decodeTree(rt, in)
+}
+
+// applyPathless applies an add or replace without a path whose value pathlessValues decoded as
+// vals. Read-only attributes in it (Okta sends the id) are ignored.
+func applyPathless(rt *schema.ResourceType, t object, op patchOp, vals object, seen indexes) error {
 	for a := range rt.Attributes {
 		v, ok := holder(vals, a, false)[a.Name]
 		if !ok {
 			continue
 		}
-		if err := addOrReplace(t, op.op, a, v); err != nil {
+		if err := addOrReplace(t, op.op, a, v, seen); err != nil {
 			return err
 		}
 	}
@@ -122,22 +193,27 @@ func applyPathless(rt *schema.ResourceType, t object, op patchOp) error {
 
 // addOrReplace sets the decoded value v of the top-level attribute a: a multi-valued attribute
 // gains the values not already there (add) or takes v whole (replace); a complex attribute gains
-// v's sub-attributes; a simple one takes v.
-func addOrReplace(t object, op string, a *schema.Attribute, v any) error {
+// v's sub-attributes; a simple one takes v. seen holds the indexes of the values of attributes
+// that earlier adds of the request built and kept up to date.
+func addOrReplace(t object, op string, a *schema.Attribute, v any, seen indexes) error {
 	h := holder(t, a, true)
 	switch {
 	case a.MultiValued && op == "add":
 		list, _ := h[a.Name].([]any)
-		seen := indexElements(a, list)
+		idx := seen[a]
+		if idx == nil {
+			idx = indexElements(a, list)
+			seen[a] = idx
+		}
 		for _, el := range elements(v) {
-			if same := seen.find(el); same != nil {
+			if same := idx.find(el); same != nil {
 				for k, sv := range el {
 					same[k] = sv
 				}
 				continue
 			}
 			list = append(list, el)
-			seen.add(el)
+			idx.add(el)
 		}
 		put(h, a.Name, list)
 	case a.Type == schema.Complex && !a.MultiValued:
@@ -150,14 +226,15 @@ func addOrReplace(t object, op string, a *schema.Attribute, v any) error {
 		}
 		put(h, a.Name, emptyToNil(m))
 	default:
+		delete(seen, a)
 		put(h, a.Name, v)
 	}
 	dropEmptyExtension(t, a)
 	return nil
 }
 
-// applyPath applies an operation with a path.
-func applyPath(t object, op patchOp) error {
+// applyPath applies an operation with a path; seen is as for addOrReplace.
+func applyPath(t object, op patchOp, seen indexes) error {
 	p := op.path
 	a, target := p.attr, p.attr
 	if p.sub != nil {
@@ -198,7 +275,7 @@ func applyPath(t object, op patchOp) error {
 		}
 		return nil
 	}
-	return addOrReplace(t, op.op, a, v)
+	return addOrReplace(t, op.op, a, v, seen)
 }
 
 // setFiltered applies an add or replace to the values of a multi-valued attribute that its value
@@ -373,6 +450,9 @@ func identifiedByValue(a *schema.Attribute) bool {
 	return v != nil && v.CaseExact
 }
 
+// indexes are the indexes of the values of multi-valued attributes that a request's adds share.
+type indexes map[*schema.Attribute]*elementIndex
+
 // elementIndex finds, among the values of a multi-valued attribute, the value a new one stands
 // for, in constant time: for members, the value with the same value; otherwise the value with the
 // same value and type (compared case-insensitively unless caseExact), so adding an email that is
@@ -524,16 +604,16 @@ func subset(a *schema.Attribute, small, big object) bool {
 	return true
 }
 
-// primaries records, for each multi-valued attribute with a primary sub-attribute, the values
-// marked primary.
-func primaries(rt *schema.ResourceType, t object) map[*schema.Attribute][]object {
+// primaries records, for each of attrs that has a primary sub-attribute, the values marked
+// primary.
+func primaries(attrs []*schema.Attribute, t object) map[*schema.Attribute][]object {
 	out := map[*schema.Attribute][]object{}
-	for a := range rt.Attributes {
-		if !a.MultiValued || a.Sub("primary") == nil {
+	for _, a := range attrs {
+		if a.Sub("primary") == nil {
 			continue
 		}
-		for _, el := range elements(holder(t, a, false)[a.Name]) {
-			if el["primary"] == true {
+		for _, x := range valuesOf(t, a) {
+			if el, _ := x.(object); el["primary"] == true {
 				out[a] = append(out[a], el)
 			}
 		}
@@ -541,11 +621,11 @@ func primaries(rt *schema.ResourceType, t object) map[*schema.Attribute][]object
 	return out
 }
 
-// newPrimaries returns, per attribute, the last value marked primary that was not marked before
-// the operation: the value the operation made primary, which wins over the others.
-func newPrimaries(rt *schema.ResourceType, t object, before map[*schema.Attribute][]object) map[*schema.Attribute]object {
+// newPrimaries returns, per attribute of attrs, the last value marked primary that was not
+// marked before the operation: the value the operation made primary, which wins over the others.
+func newPrimaries(attrs []*schema.Attribute, t object, before map[*schema.Attribute][]object) map[*schema.Attribute]object {
 	out := map[*schema.Attribute]object{}
-	for a, now := range primaries(rt, t) {
+	for a, now := range primaries(attrs, t) {
 		for _, el := range now {
 			old := false
 			for _, b := range before[a] {

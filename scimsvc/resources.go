@@ -102,7 +102,7 @@ func (k *resources[T, P]) decode(w http.ResponseWriter, r *http.Request) (T, err
 	if err := k.complete(t); err != nil {
 		return zero, err
 	}
-	onePrimary(k.rt, t, nil)
+	onePrimary(multiValued(k.rt), t, nil)
 	return k.fromTree(t), nil
 }
 
@@ -184,7 +184,7 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 	k.update(w, r, func(old *T) (T, error) {
 		var zero T
 		t := toTree(k.rt, P(old))
-		if err := applyPatch(k.rt, t, ops); err != nil {
+		if err := applyPatch(r.Context(), k.rt, t, ops, k.h.limits); err != nil {
 			return zero, err
 		}
 		if err := k.complete(t); err != nil {
@@ -233,24 +233,36 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 	k.respond(w, r, http.StatusOK, stored)
 }
 
+// valueLimits bound the number of values of multi-valued attributes; 0 is no limit.
+type valueLimits struct {
+	values  int // Config.MaxMultiValued
+	members int // Config.MaxGroupMembers
+}
+
+// of is the limit of the multi-valued attribute a of rt.
+func (l valueLimits) of(rt *schema.ResourceType, a *schema.Attribute) int {
+	if rt.Name == "Group" && a.Name == "members" {
+		return l.members
+	}
+	return l.values
+}
+
+func tooManyValues(a *schema.Attribute, n, limit int) error {
+	return badRequest(typeInvalidValue, "%s would hold %d values; at most %d are allowed", a.Path(), n, limit)
+}
+
 // checkSizes returns an invalidValue error when a multi-valued attribute of res holds more values
-// than Config allows (MaxGroupMembers for members, MaxMultiValued for the others) and, when res
-// replaces before (nil for a new resource), more than it held there.
+// than Config allows and, when res replaces before (nil for a new resource), more than it held
+// there.
 func (h *handler) checkSizes(rt *schema.ResourceType, res, before filter.Resource) error {
-	for a := range rt.Attributes {
-		if !a.MultiValued || !writable(a) {
-			continue
-		}
-		limit := h.maxValues
-		if rt.Name == "Group" && a.Name == "members" {
-			limit = h.maxMembers
-		}
-		if limit <= 0 {
+	for _, a := range multiValued(rt) {
+		limit := h.limits.of(rt, a)
+		if limit <= 0 || !writable(a) {
 			continue
 		}
 		n := countValues(res, a)
 		if n > limit && (before == nil || n > countValues(before, a)) {
-			return badRequest(typeInvalidValue, "%s would hold %d values; at most %d are allowed", a.Path(), n, limit)
+			return tooManyValues(a, n, limit)
 		}
 	}
 	return nil
