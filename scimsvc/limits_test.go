@@ -365,3 +365,39 @@ func TestConcurrentListLimit(t *testing.T) {
 	assert.Equal(t, []int{200, 200}, statuses)
 	assert.Equal(t, 200, e.do("GET", "/acme/Users", nil).Status, "the key lists again once its lists are done")
 }
+
+// TestPatchSuccessiveAdds proves that adds in one request see what the operations before them
+// did, including the operations that change or remove values between two adds.
+func TestPatchSuccessiveAdds(t *testing.T) {
+	const x = `{"op":"add","path":"emails","value":[{"value":"x@example.com","type":"work"}]}`
+	for _, tt := range []struct {
+		name string
+		ops  []string
+		want []store.MultiValue
+	}{
+		{"the same value twice, in another case", []string{x,
+			`{"op":"add","path":"emails","value":[{"value":"X@EXAMPLE.COM","type":"Work","primary":true}]}`},
+			[]store.MultiValue{{Value: "X@EXAMPLE.COM", Type: "Work", Primary: true}}},
+		{"added, removed, added", []string{x, `{"op":"remove","path":"emails[value eq \"x@example.com\"]"}`, x},
+			[]store.MultiValue{{Value: "x@example.com", Type: "work"}}},
+		{"added, its type changed by a filter, added", []string{x,
+			`{"op":"replace","path":"emails[value eq \"x@example.com\"].type","value":"home"}`, x},
+			[]store.MultiValue{{Value: "x@example.com", Type: "home"}, {Value: "x@example.com", Type: "work"}}},
+		{"added, every type changed, added", []string{x, `{"op":"replace","path":"emails.type","value":"home"}`, x},
+			[]store.MultiValue{{Value: "x@example.com", Type: "home"}, {Value: "x@example.com", Type: "work"}}},
+		{"added, replaced whole, added", []string{x,
+			`{"op":"replace","path":"emails","value":[{"value":"y@example.com","type":"work"}]}`, x},
+			[]store.MultiValue{{Value: "y@example.com", Type: "work"}, {Value: "x@example.com", Type: "work"}}},
+		{"added with and without a path", []string{x,
+			`{"op":"add","value":{"emails":[{"value":"x@example.com","type":"work","display":"X"}]}}`},
+			[]store.MultiValue{{Value: "x@example.com", Type: "work", Display: "X"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			u := e.seedUser("acme", store.User{UserName: "ann", Active: true})
+			r := e.do("PATCH", "/acme/Users/"+u.ID, patchBody(tt.ops...))
+			require.Equal(t, 200, r.Status, "body: %s", r.Body)
+			assert.Equal(t, tt.want, e.storedUser(u.ID).Emails)
+		})
+	}
+}
