@@ -97,11 +97,14 @@ type Config struct {
 	// MaxGroupMembers is the same limit for the members of a group. 0: DefaultMaxGroupMembers;
 	// negative: no limit.
 	MaxGroupMembers int
-	// RequestTimeout bounds the time each request may take: the request's context gets this
-	// deadline, so every store call made for it is cancelled when it passes, and the request is
-	// then answered 503 with Retry-After, having changed nothing. Keep it below the
-	// http.Server's WriteTimeout, so the answer can still be written. 0: DefaultRequestTimeout;
-	// negative: no deadline but the request's own context.
+	// RequestTimeout bounds the time each request may take: the request's context, which every
+	// store call of the request receives, gets this deadline from the start of the request. A
+	// request whose store call fails once the deadline has passed is answered 503 with
+	// Retry-After (RFC 7644 has no status of its own for this; the store, not the request, is
+	// at fault, and the client may retry), and a PATCH or PUT whose deadline passes before the
+	// store writes stores nothing. Keep it below the http.Server's WriteTimeout, so the answer
+	// can still be written. 0: DefaultRequestTimeout; negative: no deadline but the request's
+	// own context.
 	RequestTimeout time.Duration
 	// MaxConcurrentLists is how many list requests (GET /Users and GET /Groups, with or
 	// without a filter) one API key may have in progress at once; one more is answered 429

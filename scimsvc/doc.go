@@ -24,7 +24,10 @@
 // SHA-256 hashes. Each key may make DefaultRequestsPerMinute requests a minute to each tenant
 // (Config.RateLimiter changes it); more get 429 with Retry-After and RateLimit-* headers.
 // Requests without a valid key are limited per client address (Config.AddressLimiter), so keys
-// cannot be guessed quickly.
+// cannot be guessed quickly. A key may have DefaultMaxConcurrentLists list requests in progress
+// at once (Config.MaxConcurrentLists); one more gets 429 with Retry-After. Every request has a
+// deadline, DefaultRequestTimeout (Config.RequestTimeout), that its store calls share; a request
+// that outlives it gets 503 with Retry-After and stores nothing.
 //
 // # What clients may send
 //
@@ -38,6 +41,9 @@
 //   - password is accepted and discarded: never stored, never returned;
 //   - active defaults to true when absent;
 //   - a value of the wrong type is 400 invalidValue, and nothing is stored;
+//   - a multi-valued attribute holds at most DefaultMaxMultiValued values, and a group at most
+//     DefaultMaxGroupMembers members (Config.MaxMultiValued, Config.MaxGroupMembers); more is
+//     400 invalidValue, and nothing is stored;
 //   - at most one value of a multi-valued attribute is primary: setting one clears the others.
 //
 // PATCH supports add, replace and remove in any capitalisation, with paths such as
