@@ -247,6 +247,7 @@ func (l valueLimits) of(rt *schema.ResourceType, a *schema.Attribute) int {
 	return l.values
 }
 
+// tooManyValues is the error of a request that would leave n values in a, above its limit.
 func tooManyValues(a *schema.Attribute, n, limit int) error {
 	return badRequest(typeInvalidValue, "%s would hold %d values; at most %d are allowed", a.Path(), n, limit)
 }
