@@ -18,8 +18,9 @@ import (
 	"github.com/visid/visid/store/memstore"
 )
 
-// benchEnv is a SCIM handler over memstore whose rate limit never bites.
-func benchEnv(b *testing.B) (http.Handler, *memstore.Store, string) {
+// benchEnv is a SCIM handler over memstore whose rate limit never bites; configure may change
+// the Config before New.
+func benchEnv(b *testing.B, configure ...func(*scimsvc.Config)) (http.Handler, *memstore.Store, string) {
 	b.Helper()
 	ctx := context.Background()
 	mem := memstore.New()
@@ -34,10 +35,14 @@ func benchEnv(b *testing.B) (http.Handler, *memstore.Store, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := scimsvc.New(scimsvc.Config{
+	cfg := scimsvc.Config{
 		Tenants: mem.Tenants(), Users: mem.Users(), Groups: mem.Groups(), APIKeys: mem.APIKeys(),
 		BaseURL: "https://id.example.com/scim/v2", RateLimiter: huge,
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	h, err := scimsvc.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,6 +26,18 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	// MaxResults is the most resources one list response holds; a larger count is capped.
 	MaxResults = 100
+	// DefaultMaxMultiValued is the most values a multi-valued attribute other than a group's
+	// members (emails, phoneNumbers, addresses, roles) may hold when Config.MaxMultiValued is 0.
+	DefaultMaxMultiValued = 1_000
+	// DefaultMaxGroupMembers is the most members a group may have when Config.MaxGroupMembers
+	// is 0. Directory groups synchronized by Entra ID or Okta often have many thousands of
+	// members, so members have a limit of their own, far above DefaultMaxMultiValued.
+	DefaultMaxGroupMembers = 50_000
+	// DefaultRequestTimeout is how long one request may take when Config.RequestTimeout is 0.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultMaxConcurrentLists is how many list requests one API key may have in progress at
+	// once when Config.MaxConcurrentLists is 0.
+	DefaultMaxConcurrentLists = 4
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
 	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
@@ -74,6 +86,32 @@ type Config struct {
 	FilterLimits filter.Limits
 	// DocumentationURI is served in the ServiceProviderConfig. Empty: DefaultDocumentationURI.
 	DocumentationURI string
+
+	// MaxMultiValued is the most values each multi-valued attribute of a resource (emails,
+	// phoneNumbers, addresses, roles) may hold once a POST, PUT or PATCH is applied; more is
+	// 400 invalidValue, naming the attribute and the limit, and nothing is stored. A PUT or
+	// PATCH that leaves an attribute with no more values than it had is accepted even above
+	// the limit, so a resource stored under a higher limit can still be changed and shrunk.
+	// 0: DefaultMaxMultiValued; negative: no limit.
+	MaxMultiValued int
+	// MaxGroupMembers is the same limit for the members of a group. 0: DefaultMaxGroupMembers;
+	// negative: no limit.
+	MaxGroupMembers int
+	// RequestTimeout bounds the time each request may take: the request's context, which every
+	// store call of the request receives, gets this deadline from the start of the request. A
+	// request whose store call fails once the deadline has passed is answered 503 with
+	// Retry-After (RFC 7644 has no status of its own for this; the store, not the request, is
+	// at fault, and the client may retry), and a PATCH or PUT whose deadline passes before the
+	// store writes stores nothing. Keep it below the http.Server's WriteTimeout, so the answer
+	// can still be written. 0: DefaultRequestTimeout; negative: no deadline but the request's
+	// own context.
+	RequestTimeout time.Duration
+	// MaxConcurrentLists is how many list requests (GET /Users and GET /Groups, with or
+	// without a filter) one API key may have in progress at once; one more is answered 429
+	// with Retry-After at once rather than queued. The count is kept in memory by this
+	// handler: each instance of a service counts on its own. 0: DefaultMaxConcurrentLists;
+	// negative: no limit.
+	MaxConcurrentLists int
 }
 
 // handler is the SCIM API of one Config.
@@ -88,6 +126,9 @@ type handler struct {
 	maxBody int64
 	docURI  string
 	mux     *http.ServeMux
+	limits  valueLimits
+	timeout time.Duration // 0: no deadline
+	lists   *slots        // nil: no limit on concurrent lists
 }
 
 // New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is
@@ -141,6 +182,14 @@ func New(cfg Config) (http.Handler, error) {
 	if h.docURI == "" {
 		h.docURI = DefaultDocumentationURI
 	}
+	h.limits = valueLimits{
+		values:  orDefault(cfg.MaxMultiValued, DefaultMaxMultiValued),
+		members: orDefault(cfg.MaxGroupMembers, DefaultMaxGroupMembers),
+	}
+	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
+		h.lists = newSlots(n)
+	}
 	h.routes()
 	return h.recoverer(h), nil
 }
@@ -150,4 +199,15 @@ func perMinute(n int, now func() time.Time) (ratelimit.Limiter, error) {
 		Rate: ratelimit.Rate{Limit: n, Period: time.Minute, Burst: n},
 		Now:  now,
 	})
+}
+
+// orDefault is v for a positive v, def for 0, and 0 (no limit) for a negative v.
+func orDefault[N int | time.Duration](v, def N) N {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

@@ -26,7 +26,10 @@
 // (Config.RateLimiter changes it); more get 429 with Retry-After and RateLimit-* headers.
 // Requests without a valid key are limited per client address (Config.AddressLimiter), so keys
 // cannot be guessed quickly; the key is checked first, so a valid key is never refused by
-// others' failures.
+// others' failures. A key may have DefaultMaxConcurrentLists list requests in progress
+// at once (Config.MaxConcurrentLists); one more gets 429 with Retry-After. Every request has a
+// deadline, DefaultRequestTimeout (Config.RequestTimeout), that its store calls share; a request
+// that outlives it gets 503 with Retry-After and stores nothing.
 //
 // # What clients may send
 //
@@ -46,6 +49,9 @@
 //     filter 400 invalidFilter;
 //   - a single-valued complex attribute (manager) may arrive as an array of one value, as
 //     Entra ID sends it;
+//   - a multi-valued attribute holds at most DefaultMaxMultiValued values, and a group at most
+//     DefaultMaxGroupMembers members (Config.MaxMultiValued, Config.MaxGroupMembers); more is
+//     400 invalidValue, and nothing is stored;
 //   - at most one value of a multi-valued attribute is primary: setting one clears the others.
 //
 // PATCH supports add, replace and remove in any capitalisation, with paths such as

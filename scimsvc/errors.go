@@ -2,12 +2,14 @@ package scimsvc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -87,6 +89,15 @@ func asError(err error) (e *Error, internal bool) {
 // logged at Debug.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, internal := asError(err)
+	if internal && (errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded)) {
+		// The request's deadline (Config.RequestTimeout) passed in a store call: the store
+		// is slow or busy rather than the request wrong, so the client may try again.
+		h.log.ErrorContext(r.Context(), "scim request timed out", "method", r.Method, "path", logPath(r),
+			"timeout", h.timeout, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(h.retryAfterTimeout()))
+		writeErrorBody(w, &Error{Status: http.StatusServiceUnavailable, Detail: "the request took too long; retry later"})
+		return
+	}
 	if internal {
 		h.log.ErrorContext(r.Context(), "scim request failed", "method", r.Method, "path", logPath(r), "err", err)
 	} else {
@@ -94,6 +105,12 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 			"status", e.Status, "scimType", e.ScimType, "detail", e.Detail)
 	}
 	writeErrorBody(w, e)
+}
+
+// retryAfterTimeout is the Retry-After of a request that timed out, in seconds: the request
+// timeout, at least a second, so a busy store gets as long again before the retry.
+func (h *handler) retryAfterTimeout() int {
+	return max(1, int((h.timeout+time.Second-1)/time.Second))
 }
 
 func writeErrorBody(w http.ResponseWriter, e *Error) {

@@ -159,7 +159,7 @@ func FuzzPatchPath(f *testing.F) {
 					if rt == schema.Group() {
 						tree = fuzzGroupTree()
 					}
-					err := applyPatch(rt, tree, []patchOp{{op: op, path: p, value: v, raw: path}})
+					err := applyPatch(context.Background(), rt, tree, []patchOp{{op: op, path: p, value: v, raw: path}}, valueLimits{})
 					requireBadRequest(t, op+" "+path, err)
 					if err == nil {
 						// What is left must still be a tree the stores can take.
@@ -168,7 +168,7 @@ func FuzzPatchPath(f *testing.F) {
 						} else {
 							_ = groupFromTree(tree)
 						}
-						onePrimary(rt, tree, nil)
+						onePrimary(multiValued(rt), tree, nil)
 					}
 				}
 			}

@@ -18,8 +18,15 @@ const contentType = "application/scim+json"
 // key (401, or 429 when a request without a valid key finds the client address's failure budget
 // spent), a path that names no tenant or resource (404), the key's scope and tenant (403), the
 // key's rate limit (429), query parameters that are not text (400), and only then the resource.
+// The request's context carries the deadline of Config.RequestTimeout from the start, so every
+// store call of the request is bounded by it.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
+	if h.timeout > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	ctx := r.Context()
 
@@ -66,7 +73,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(ctx, keyIDContext{}, k.ID)))
+}
+
+// keyIDContext is the context key of the id of the request's API key.
+type keyIDContext struct{}
+
+// requestKeyID is the id of the API key that authenticated the request of ctx.
+func requestKeyID(ctx context.Context) string {
+	id, _ := ctx.Value(keyIDContext{}).(string)
+	return id
 }
 
 // checkQuery refuses query parameters that are not text: a filter whose text or string literals

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/visid/visid/store"
 )
@@ -14,6 +15,16 @@ const listResponseURN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 // list is GET on a resource type: filter, startIndex (1-based; below 1 means 1), count (default
 // and cap MaxResults; 0 returns only totalResults) and projection.
 func (k *resources[T, P]) list(w http.ResponseWriter, r *http.Request) {
+	if k.h.lists != nil {
+		key := requestKeyID(r.Context())
+		if !k.h.lists.acquire(key) {
+			w.Header().Set("Retry-After", "1")
+			k.h.writeError(w, r, &Error{Status: http.StatusTooManyRequests,
+				Detail: "too many list requests of this API key are in progress; retry later"})
+			return
+		}
+		defer k.h.lists.release(key)
+	}
 	q := r.URL.Query()
 	query, err := k.query(q)
 	if err != nil {
@@ -70,4 +81,36 @@ func (k *resources[T, P]) query(q url.Values) (store.Query, error) {
 		query.Count = min(max(n, 0), MaxResults)
 	}
 	return query, nil
+}
+
+// slots counts the requests in progress per API key, up to a limit. A key's count is forgotten
+// when it falls to zero, so memory grows only with the keys that have requests in progress.
+type slots struct {
+	mu    sync.Mutex
+	limit int
+	used  map[string]int
+}
+
+func newSlots(limit int) *slots { return &slots{limit: limit, used: map[string]int{}} }
+
+// acquire takes one of key's slots, or reports false when all are taken.
+func (s *slots) acquire(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used[key] >= s.limit {
+		return false
+	}
+	s.used[key]++
+	return true
+}
+
+// release gives back a slot acquire took.
+func (s *slots) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used[key] <= 1 {
+		delete(s.used, key)
+		return
+	}
+	s.used[key]--
 }

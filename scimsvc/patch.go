@@ -1,7 +1,11 @@
 package scimsvc
 
 import (
+	"context"
+	"encoding/binary"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/visid/visid/store/filter"
@@ -78,44 +82,113 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 }
 
 // applyPatch applies ops to t in order; t is left half-changed when one fails, so the caller
-// applies them to a copy inside a store Update and lets the error discard it.
-func applyPatch(rt *schema.ResourceType, t object, ops []patchOp) error {
-	for _, op := range ops {
-		before := primaries(rt, t)
-		var err error
+// applies them to a copy inside a store Update and lets the error discard it. It stops with
+// ctx's error once ctx is done, and with an invalidValue error as soon as an operation leaves a
+// multi-valued attribute with more than twice the values lim allows and more than it had before
+// the request. (The caller checks the result against the limit itself; the slack lets a request
+// add values before it removes others, as Entra ID may, on an attribute at its limit.)
+//
+// Each operation costs time in proportion to what it touches, not to the whole resource: the
+// first operation keeps one primary value in every multi-valued attribute, so each later one
+// only needs to in the attribute it changes; and successive adds to one attribute share the
+// index of its values.
+func applyPatch(ctx context.Context, rt *schema.ResourceType, t object, ops []patchOp, lim valueLimits) error {
+	all := multiValued(rt)
+	had := make(map[*schema.Attribute]int, len(all))
+	for _, a := range all {
+		had[a] = len(valuesOf(t, a))
+	}
+	seen := indexes{}
+	for i, op := range ops {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		touched := all
+		var vals object
 		switch {
 		case op.path == nil && op.op == "remove":
-			err = badRequest(typeNoTarget, "a remove operation needs a path")
+			return badRequest(typeNoTarget, "a remove operation needs a path")
 		case op.path == nil:
-			err = applyPathless(rt, t, op)
-		default:
-			err = applyPath(t, op)
+			var err error
+			if vals, err = pathlessValues(rt, op); err != nil {
+				return err
+			}
+			if i > 0 {
+				touched = presentIn(all, vals)
+			}
+		case i > 0:
+			touched = presentIn(all, nil, op.path.attr)
+		}
+		if op.op != "add" || op.path != nil && (op.path.filter != nil || op.path.sub != nil) {
+			clear(seen) // only adds of whole values keep the values' identities as indexed
+		}
+		before := primaries(touched, t)
+		var err error
+		if op.path == nil {
+			err = applyPathless(rt, t, op, vals, seen)
+		} else {
+			err = applyPath(t, op, seen)
 		}
 		if err != nil {
 			return err
 		}
-		onePrimary(rt, t, newPrimaries(rt, t, before))
+		onePrimary(touched, t, newPrimaries(touched, t, before))
+		for _, a := range touched {
+			if n, limit := len(valuesOf(t, a)), lim.of(rt, a); limit > 0 && n > 2*limit && n > had[a] {
+				return tooManyValues(a, n, limit)
+			}
+		}
 	}
 	return nil
 }
 
-// applyPathless applies an add or replace whose value is an object of attributes, which may be
-// dotted or URN-qualified. Read-only attributes in it (Okta sends the id) are ignored.
-func applyPathless(rt *schema.ResourceType, t object, op patchOp) error {
+// multiValued lists the multi-valued attributes of rt.
+func multiValued(rt *schema.ResourceType) []*schema.Attribute {
+	var out []*schema.Attribute
+	for a := range rt.Attributes {
+		if a.MultiValued {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// presentIn returns the attributes of all that are in vals, a tree, or are one of also.
+func presentIn(all []*schema.Attribute, vals object, also ...*schema.Attribute) []*schema.Attribute {
+	var out []*schema.Attribute
+	for _, a := range all {
+		if _, ok := holder(vals, a, false)[a.Name]; ok || slices.Contains(also, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// valuesOf returns the values of the multi-valued attribute a in t.
+func valuesOf(t object, a *schema.Attribute) []any {
+	list, _ := holder(t, a, false)[a.Name].([]any)
+	return list
+}
+
+// pathlessValues decodes the value of an add or replace without a path: an object of
+// attributes, which may be dotted or URN-qualified.
+func pathlessValues(rt *schema.ResourceType, op patchOp) (object, error) {
 	in, ok := op.value.(object)
 	if !ok {
-		return badRequest(typeInvalidValue, "an %s operation without a path needs an object value", op.op)
+		return nil, badRequest(typeInvalidValue, "an %s operation without a path needs an object value", op.op)
 	}
-	vals, err := decodeTree(rt, in)
-	if err != nil {
-		return err
-	}
+	return decodeTree(rt, in)
+}
+
+// applyPathless applies an add or replace without a path whose value pathlessValues decoded as
+// vals. Read-only attributes in it (Okta sends the id) are ignored.
+func applyPathless(rt *schema.ResourceType, t object, op patchOp, vals object, seen indexes) error {
 	for a := range rt.Attributes {
 		v, ok := holder(vals, a, false)[a.Name]
 		if !ok {
 			continue
 		}
-		if err := addOrReplace(t, op.op, a, v); err != nil {
+		if err := addOrReplace(t, op.op, a, v, seen); err != nil {
 			return err
 		}
 	}
@@ -124,20 +197,27 @@ func applyPathless(rt *schema.ResourceType, t object, op patchOp) error {
 
 // addOrReplace sets the decoded value v of the top-level attribute a: a multi-valued attribute
 // gains the values not already there (add) or takes v whole (replace); a complex attribute gains
-// v's sub-attributes; a simple one takes v.
-func addOrReplace(t object, op string, a *schema.Attribute, v any) error {
+// v's sub-attributes; a simple one takes v. seen holds the indexes of the values of attributes
+// that earlier adds of the request built and kept up to date.
+func addOrReplace(t object, op string, a *schema.Attribute, v any, seen indexes) error {
 	h := holder(t, a, true)
 	switch {
 	case a.MultiValued && op == "add":
 		list, _ := h[a.Name].([]any)
+		idx := seen[a]
+		if idx == nil {
+			idx = indexElements(a, list)
+			seen[a] = idx
+		}
 		for _, el := range elements(v) {
-			if same := sameElement(a, list, el); same != nil {
+			if same := idx.find(el); same != nil {
 				for k, sv := range el {
 					same[k] = sv
 				}
 				continue
 			}
 			list = append(list, el)
+			idx.add(el)
 		}
 		put(h, a.Name, list)
 	case a.Type == schema.Complex && !a.MultiValued:
@@ -150,14 +230,15 @@ func addOrReplace(t object, op string, a *schema.Attribute, v any) error {
 		}
 		put(h, a.Name, emptyToNil(m))
 	default:
+		delete(seen, a)
 		put(h, a.Name, v)
 	}
 	dropEmptyExtension(t, a)
 	return nil
 }
 
-// applyPath applies an operation with a path.
-func applyPath(t object, op patchOp) error {
+// applyPath applies an operation with a path; seen is as for addOrReplace.
+func applyPath(t object, op patchOp, seen indexes) error {
 	p := op.path
 	a, target := p.attr, p.attr
 	if p.sub != nil {
@@ -201,7 +282,7 @@ func applyPath(t object, op patchOp) error {
 		}
 		return nil
 	}
-	return addOrReplace(t, op.op, a, v)
+	return addOrReplace(t, op.op, a, v, seen)
 }
 
 // setFiltered applies an add or replace to the values of a multi-valued attribute that its value
@@ -352,11 +433,11 @@ func remove(t object, p *patchPath, value any) error {
 			return err
 		}
 		list, _ := h[a.Name].([]any)
-		gone := elements(v)
+		gone := indexRemoved(a, elements(v))
 		kept := list[:0:0]
 		for _, el := range list {
 			m, _ := el.(object)
-			if !anySubset(a, gone, m) {
+			if !gone.matches(m) {
 				kept = append(kept, el)
 			}
 		}
@@ -388,32 +469,136 @@ func identifiedByValue(a *schema.Attribute) bool {
 	return v != nil && v.CaseExact
 }
 
-// sameElement returns the value of list that el stands for, or nil: for members, the value with
-// el's value; otherwise the value with el's value and type (compared case-insensitively unless
-// caseExact), so adding an email that is already there, say with primary: true, updates it
-// instead of adding it twice.
-func sameElement(a *schema.Attribute, list []any, el object) object {
-	keys := []string{"value"}
+// indexes are the indexes of the values of multi-valued attributes that a request's adds share.
+type indexes map[*schema.Attribute]*elementIndex
+
+// elementIndex finds, among the values of a multi-valued attribute, the value a new one stands
+// for, in constant time: for members, the value with the same value; otherwise the value with the
+// same value and type (compared case-insensitively unless caseExact), so adding an email that is
+// already there, say with primary: true, updates it instead of adding it twice. When several
+// values are the same, the first one is found.
+type elementIndex struct {
+	a     *schema.Attribute
+	names []string // the sub-attributes that identify a value
+	first map[string]object
+}
+
+// indexElements indexes the values of list, a value of a.
+func indexElements(a *schema.Attribute, list []any) *elementIndex {
+	x := &elementIndex{a: a, names: []string{"value"}, first: make(map[string]object, len(list))}
 	if !identifiedByValue(a) {
-		keys = append(keys, "type")
-		if el["value"] == nil {
-			return nil // a value without value (an address) is never the same as another
+		x.names = append(x.names, "type")
+	}
+	for _, el := range list {
+		if m, ok := el.(object); ok {
+			x.add(m)
 		}
 	}
-	for _, x := range list {
-		m, _ := x.(object)
-		if m == nil {
+	return x
+}
+
+// key is the identity of el; false when el is the same as no other value (a value without value,
+// such as an address, unless values are identified by value alone).
+func (x *elementIndex) key(el object) (string, bool) {
+	if len(x.names) > 1 && el["value"] == nil {
+		return "", false
+	}
+	var b []byte
+	for _, n := range x.names {
+		b = appendKey(b, x.a.Sub(n), el[n])
+	}
+	return string(b), true
+}
+
+// add records el, unless a value the same as el is recorded already.
+func (x *elementIndex) add(el object) {
+	if k, ok := x.key(el); ok {
+		if _, dup := x.first[k]; !dup {
+			x.first[k] = el
+		}
+	}
+}
+
+// find returns the recorded value el stands for, or nil.
+func (x *elementIndex) find(el object) object {
+	k, ok := x.key(el)
+	if !ok {
+		return nil
+	}
+	return x.first[k]
+}
+
+// appendKey appends to b a form of v, a value of sub-attribute s (nil when a has no such
+// sub-attribute), that is equal for two values exactly when they are the same: strings are
+// folded unless s is caseExact, and an absent value differs from every present one. Each part
+// carries its length, so the parts of a key cannot run into each other.
+func appendKey(b []byte, s *schema.Attribute, v any) []byte {
+	var part string
+	switch v := v.(type) {
+	case nil:
+		return append(b, 0)
+	case string:
+		part = v
+		if s != nil && !s.CaseExact {
+			part = schema.Fold(v)
+		}
+		b = append(b, 1)
+	default: // a decoded tree holds only strings here; other kinds are kept apart by type
+		part = fmt.Sprintf("%T:%v", v, v)
+		b = append(b, 2)
+	}
+	b = binary.AppendUvarint(b, uint64(len(part)))
+	return append(b, part...)
+}
+
+// removedValues are the values listed by a remove operation without a filter: a stored value
+// goes when one of them matches it, that is when every sub-attribute the listed value names has
+// the same value in it (by value alone for members), strings compared case-insensitively unless
+// caseExact. Listed values are indexed by value, so removing many values from many is linear.
+type removedValues struct {
+	a       *schema.Attribute
+	byValue map[string][]object // listed values with a value, by the key of that value
+	others  []object            // listed values without a value, compared with every stored one
+	members bool
+}
+
+func indexRemoved(a *schema.Attribute, listed []object) *removedValues {
+	r := &removedValues{a: a, byValue: make(map[string][]object, len(listed)), members: identifiedByValue(a)}
+	for _, g := range listed {
+		if r.members {
+			r.byValue[string(appendKey(nil, a.Sub("value"), g["value"]))] = nil
 			continue
 		}
-		match := true
-		for _, k := range keys {
-			match = match && equalSub(a.Sub(k), m[k], el[k])
+		if g["value"] == nil {
+			r.others = append(r.others, g)
+			continue
 		}
-		if match {
-			return m
+		k := string(appendKey(nil, a.Sub("value"), g["value"]))
+		r.byValue[k] = append(r.byValue[k], g)
+	}
+	return r
+}
+
+// matches reports whether one of the listed values matches m.
+func (r *removedValues) matches(m object) bool {
+	if m == nil {
+		return false
+	}
+	candidates, found := r.byValue[string(appendKey(nil, r.a.Sub("value"), m["value"]))]
+	if r.members {
+		return found
+	}
+	for _, g := range candidates {
+		if subset(r.a, g, m) {
+			return true
 		}
 	}
-	return nil
+	for _, g := range r.others {
+		if subset(r.a, g, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // equalSub compares two values of sub-attribute s, strings case-insensitively unless caseExact.
@@ -424,26 +609,6 @@ func equalSub(s *schema.Attribute, x, y any) bool {
 		return schema.Fold(sx) == schema.Fold(sy)
 	}
 	return x == y
-}
-
-// anySubset reports whether one of the listed values matches m: every sub-attribute a listed value
-// names has the same value in m (by value alone for members).
-func anySubset(a *schema.Attribute, listed []object, m object) bool {
-	if m == nil {
-		return false
-	}
-	for _, g := range listed {
-		if identifiedByValue(a) {
-			if g["value"] == m["value"] {
-				return true
-			}
-			continue
-		}
-		if subset(a, g, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // subset reports whether every sub-attribute of small has the same value in big, comparing
@@ -458,16 +623,16 @@ func subset(a *schema.Attribute, small, big object) bool {
 	return true
 }
 
-// primaries records, for each multi-valued attribute with a primary sub-attribute, the values
-// marked primary.
-func primaries(rt *schema.ResourceType, t object) map[*schema.Attribute][]object {
+// primaries records, for each of attrs that has a primary sub-attribute, the values marked
+// primary.
+func primaries(attrs []*schema.Attribute, t object) map[*schema.Attribute][]object {
 	out := map[*schema.Attribute][]object{}
-	for a := range rt.Attributes {
-		if !a.MultiValued || a.Sub("primary") == nil {
+	for _, a := range attrs {
+		if a.Sub("primary") == nil {
 			continue
 		}
-		for _, el := range elements(holder(t, a, false)[a.Name]) {
-			if el["primary"] == true {
+		for _, x := range valuesOf(t, a) {
+			if el, _ := x.(object); el["primary"] == true {
 				out[a] = append(out[a], el)
 			}
 		}
@@ -475,11 +640,11 @@ func primaries(rt *schema.ResourceType, t object) map[*schema.Attribute][]object
 	return out
 }
 
-// newPrimaries returns, per attribute, the last value marked primary that was not marked before
-// the operation: the value the operation made primary, which wins over the others.
-func newPrimaries(rt *schema.ResourceType, t object, before map[*schema.Attribute][]object) map[*schema.Attribute]object {
+// newPrimaries returns, per attribute of attrs, the last value marked primary that was not
+// marked before the operation: the value the operation made primary, which wins over the others.
+func newPrimaries(attrs []*schema.Attribute, t object, before map[*schema.Attribute][]object) map[*schema.Attribute]object {
 	out := map[*schema.Attribute]object{}
-	for a, now := range primaries(rt, t) {
+	for a, now := range primaries(attrs, t) {
 		for _, el := range now {
 			old := false
 			for _, b := range before[a] {

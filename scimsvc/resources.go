@@ -102,7 +102,7 @@ func (k *resources[T, P]) decode(w http.ResponseWriter, r *http.Request) (T, err
 	if err := k.complete(t); err != nil {
 		return zero, err
 	}
-	onePrimary(k.rt, t, nil)
+	onePrimary(multiValued(k.rt), t, nil)
 	return k.fromTree(t), nil
 }
 
@@ -128,6 +128,10 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	now := k.h.now()
 	meta.Created, meta.LastModified = now, now
 	tenant := r.PathValue("tenant")
+	if err := k.h.checkSizes(k.rt, P(&v), nil); err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
 	stored, err := k.store.Create(r.Context(), tenant, v)
 	if err != nil {
 		k.h.writeError(w, r, err)
@@ -180,7 +184,7 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 	k.update(w, r, func(old *T) (T, error) {
 		var zero T
 		t := toTree(k.rt, P(old))
-		if err := applyPatch(k.rt, t, ops); err != nil {
+		if err := applyPatch(r.Context(), k.rt, t, ops, k.h.limits); err != nil {
 			return zero, err
 		}
 		if err := k.complete(t); err != nil {
@@ -192,11 +196,19 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 
 // update stores what change makes of the resource in one atomic store Update, keeping its id and
 // creation time. lastModified moves only when something changed, so a retried request is a
-// no-op.
+// no-op. Nothing is stored when the request's deadline passed meanwhile, or when the result
+// holds more values than Config allows.
 func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change func(*T) (T, error)) {
-	stored, err := k.store.Update(r.Context(), r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+	ctx := r.Context()
+	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
 		nv, err := change(v)
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := k.h.checkSizes(k.rt, P(&nv), P(v)); err != nil {
 			return err
 		}
 		// before is v as a client could have written it, without what the store derives
@@ -219,4 +231,51 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 		return
 	}
 	k.respond(w, r, http.StatusOK, stored)
+}
+
+// valueLimits bound the number of values of multi-valued attributes; 0 is no limit.
+type valueLimits struct {
+	values  int // Config.MaxMultiValued
+	members int // Config.MaxGroupMembers
+}
+
+// of is the limit of the multi-valued attribute a of rt.
+func (l valueLimits) of(rt *schema.ResourceType, a *schema.Attribute) int {
+	if rt.Name == "Group" && a.Name == "members" {
+		return l.members
+	}
+	return l.values
+}
+
+// tooManyValues is the error of a request that would leave n values in a, above its limit.
+func tooManyValues(a *schema.Attribute, n, limit int) error {
+	return badRequest(typeInvalidValue, "%s would hold %d values; at most %d are allowed", a.Path(), n, limit)
+}
+
+// checkSizes returns an invalidValue error when a multi-valued attribute of res holds more values
+// than Config allows and, when res replaces before (nil for a new resource), more than it held
+// there.
+func (h *handler) checkSizes(rt *schema.ResourceType, res, before filter.Resource) error {
+	for _, a := range multiValued(rt) {
+		limit := h.limits.of(rt, a)
+		if limit <= 0 || !writable(a) {
+			continue
+		}
+		n := countValues(res, a)
+		if n > limit && (before == nil || n > countValues(before, a)) {
+			return tooManyValues(a, n, limit)
+		}
+	}
+	return nil
+}
+
+// countValues is the number of values of the multi-valued attribute a in res.
+func countValues(res filter.Resource, a *schema.Attribute) int {
+	n := 0
+	for {
+		if _, ok := res.FilterValue(a, nil, n); !ok {
+			return n
+		}
+		n++
+	}
 }

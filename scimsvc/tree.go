@@ -170,24 +170,24 @@ func addresses(v any) []store.Address {
 	return out
 }
 
-// onePrimary keeps at most one primary value in each multi-valued attribute of t: the last one
-// marked, unless keep names the value a PATCH operation just made primary.
-func onePrimary(rt *schema.ResourceType, t object, keep map[*schema.Attribute]object) {
-	for a := range rt.Attributes {
-		if !a.MultiValued || a.Sub("primary") == nil {
+// onePrimary keeps at most one primary value in each of attrs, multi-valued attributes of t: the
+// last one marked, unless keep names the value a PATCH operation just made primary.
+func onePrimary(attrs []*schema.Attribute, t object, keep map[*schema.Attribute]object) {
+	for _, a := range attrs {
+		if a.Sub("primary") == nil {
 			continue
 		}
-		els := elements(holder(t, a, false)[a.Name])
+		els := valuesOf(t, a)
 		winner := keep[a]
 		if winner == nil {
-			for _, el := range els {
-				if el["primary"] == true {
+			for _, x := range els {
+				if el, _ := x.(object); el["primary"] == true {
 					winner = el
 				}
 			}
 		}
-		for _, el := range els {
-			if el["primary"] == true && !sameObject(el, winner) {
+		for _, x := range els {
+			if el, _ := x.(object); el["primary"] == true && !sameObject(el, winner) {
 				delete(el, "primary")
 			}
 		}

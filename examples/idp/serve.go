@@ -23,6 +23,11 @@ import (
 // demoTenant is the tenant the service creates on start.
 const demoTenant = "demo"
 
+// scimRequestTimeout bounds each SCIM request and its store calls, well within the server's
+// write timeout, so a request held up by a slow or busy store is answered 503 with Retry-After
+// before the server gives up on its connection.
+const scimRequestTimeout = httpserve.WriteTimeout / 2
+
 // serve runs the identity service until ctx is done, then shuts it down gracefully and returns
 // nil.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -132,6 +132,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		RateLimiter:    lim.keys,
 		AddressLimiter: lim.addrs,
 		Logger:         log,
+		RequestTimeout: scimRequestTimeout,
 	})
 	if err != nil {
 		return nil, err

@@ -118,9 +118,12 @@ func (r *userRec) emailKeys() []string {
 		return nil
 	}
 	keys := make([]string, 0, n)
+	seen := make(map[string]struct{}, n) // a map, so a user with many emails costs linear time
 	for i := range n {
 		first, _ := r.row.first(listEmails, i)
-		if key := schema.Fold(r.row.str(first)); key != "" && !slices.Contains(keys, key) {
+		key := schema.Fold(r.row.str(first))
+		if _, dup := seen[key]; key != "" && !dup {
+			seen[key] = struct{}{}
 			keys = append(keys, key)
 		}
 	}

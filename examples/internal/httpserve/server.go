@@ -16,9 +16,12 @@ import (
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
 	idleTimeout       = 2 * time.Minute
 )
+
+// WriteTimeout is how long the server gives a request, from the end of its headers, to be
+// answered; a handler's own deadlines must be shorter, so that their answers are still written.
+const WriteTimeout = 60 * time.Second
 
 // ShutdownTimeout is how long a shutdown waits for the requests in flight.
 const ShutdownTimeout = 10 * time.Second
@@ -38,7 +41,7 @@ func Start(ln net.Listener, handler http.Handler, log *slog.Logger) *Server {
 			Handler:           handler,
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
+			WriteTimeout:      WriteTimeout,
 			IdleTimeout:       idleTimeout,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
