@@ -54,7 +54,7 @@ func forEachBackend(t *testing.T, test func(t *testing.T, e *backendEnv)) {
 	}
 }
 
-// newBackendEnv is newEnv over backend b.
+// newBackendEnv is newEnv over backend b, recording events in b's log.
 func newBackendEnv(t *testing.T, b store.Backend) *backendEnv {
 	t.Helper()
 	ctx := context.Background()
@@ -64,7 +64,7 @@ func newBackendEnv(t *testing.T, b store.Backend) *backendEnv {
 	secret, _, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{Name: "test", Tenants: []string{"acme"}, Now: c.Now()})
 	require.NoError(t, err)
 	h, err := scimsvc.New(scimsvc.Config{
-		Tenants: b.Tenants, Users: b.Users, Groups: b.Groups, APIKeys: b.APIKeys,
+		Tenants: b.Tenants, Users: b.Users, Groups: b.Groups, APIKeys: b.APIKeys, Events: b.Events,
 		BaseURL: testBase,
 		Now:     c.Now,
 	})

@@ -52,6 +52,11 @@ type Config struct {
 	Users   store.Users
 	Groups  store.Groups
 	APIKeys store.APIKeys
+	// Events is the event log of the backend of Users and Groups. When set, every write the
+	// handler makes carries a store.Change (the API key's id as actor, the resource as the
+	// API returns it as data), so the store records user.created, user.updated,
+	// user.deactivated, group.member_added, … in the same write. nil: no events.
+	Events store.Events
 
 	// BaseURL is the absolute URL at which the handler is mounted, such as
 	// "https://id.example.com/scim/v2". Resource locations are BaseURL/{tenant}/Users/{id}. The
@@ -129,6 +134,8 @@ type handler struct {
 	limits  valueLimits
 	timeout time.Duration // 0: no deadline
 	lists   *slots        // nil: no limit on concurrent lists
+	users   *resources[store.User, *store.User]
+	groups  *resources[store.Group, *store.Group]
 }
 
 // New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is

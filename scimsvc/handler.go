@@ -2,6 +2,7 @@ package scimsvc
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"path"
@@ -73,7 +74,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(ctx, keyIDContext{}, k.ID)))
+	ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
+	if h.cfg.Events != nil {
+		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: h.eventData(tenant)})
+	}
+	h.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// eventData returns the Change.Render of tenant's writes: a user or group as a GET of it
+// returns it.
+func (h *handler) eventData(tenant string) func(any) (json.RawMessage, error) {
+	return func(v any) (json.RawMessage, error) {
+		e := encoder{buf: make([]byte, 0, 1024)}
+		switch v := v.(type) {
+		case *store.User:
+			h.users.write(&e, tenant, v, &projection{})
+		case *store.Group:
+			h.groups.write(&e, tenant, v, &projection{})
+		default:
+			return nil, nil // the store's own JSON
+		}
+		return e.buf, nil
+	}
 }
 
 // keyIDContext is the context key of the id of the request's API key.
@@ -127,7 +149,8 @@ func (h *handler) routes() {
 	mux.Handle("/{tenant}/ResourceTypes/{name}", h.methods(map[string]http.HandlerFunc{"GET": h.resourceType}))
 	mux.Handle("/{tenant}/Schemas", h.methods(map[string]http.HandlerFunc{"GET": h.schemas}))
 	mux.Handle("/{tenant}/Schemas/{urn}", h.methods(map[string]http.HandlerFunc{"GET": h.schema}))
-	for _, k := range []kind{h.userKind(), h.groupKind()} {
+	h.users, h.groups = h.userKind(), h.groupKind()
+	for _, k := range []kind{h.users, h.groups} {
 		mux.Handle("/{tenant}/"+k.endpoint(), h.methods(map[string]http.HandlerFunc{
 			"GET":  k.list,
 			"POST": k.create,

@@ -45,7 +45,7 @@ type resources[T any, P interface {
 	extended func(*T) bool
 }
 
-func (h *handler) userKind() kind {
+func (h *handler) userKind() *resources[store.User, *store.User] {
 	return &resources[store.User, *store.User]{
 		h: h, rt: schema.User(), store: h.cfg.Users, fromTree: userFromTree,
 		common:   func(u *store.User) (*string, *store.Meta) { return &u.ID, &u.Meta },
@@ -53,7 +53,7 @@ func (h *handler) userKind() kind {
 	}
 }
 
-func (h *handler) groupKind() kind {
+func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 	return &resources[store.Group, *store.Group]{
 		h: h, rt: schema.Group(), store: h.cfg.Groups, fromTree: groupFromTree,
 		common:   func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
