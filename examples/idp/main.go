@@ -63,6 +63,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientSetRequirePAR(ctx, rest[1:], stdout, stderr)
 	case cmd == "enroll-link":
 		return enrollLink(ctx, rest, stdout, stderr)
+	case cmd == "webhook" && len(rest) > 0 && rest[0] == "add":
+		return webhookAdd(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhook" && len(rest) > 0 && rest[0] == "list":
+		return webhookList(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhook" && len(rest) > 0 && (rest[0] == "delete" || rest[0] == "resume"):
+		return webhookByID(ctx, rest[0], rest[1:], stdout, stderr)
+	case cmd == "events":
+		return eventsCmd(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "idp: unknown command %q\n\n%s", joinArgs(args, 2), usage)
 		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", joinArgs(args, 2)), Printed: true}
@@ -96,6 +104,19 @@ const usage = `Usage:
                                                 make a one-time link (valid 10 minutes) with
                                                 which user U sets up a picture password; prints
                                                 enrollment_url=… and expires=…
+  idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback] [-db DB]
+                                                send tenant T's events to U (https; http only
+                                                on a loopback host with --allow-http-loopback);
+                                                prints webhook_id=… and webhook_secret=… (shown
+                                                this once); the service delivers them
+  idp webhook list --tenant T [-db DB]          list tenant T's endpoints and their delivery
+  idp webhook delete --tenant T <webhook id> [-db DB]
+                                                delete an endpoint (webhook_…)
+  idp webhook resume --tenant T <webhook id> [-db DB]
+                                                deliver again to an endpoint marked failing
+  idp events --tenant T [--after C] [--follow] [-db DB]
+                                                print tenant T's events, one JSON object a
+                                                line, oldest first; --follow waits for more
   idp help                                      print this help
 
 Flags of the service:
@@ -106,6 +127,8 @@ Flags of the service:
   -redis URL         redis://HOST:PORT/DB: share the SCIM rate limits (200 requests a minute per
                      API key and tenant) and the sign-in pages' limit (60 requests a minute per
                      address) with every instance that uses the same Redis
+  -event-retention D how long the events of every tenant are kept (default 720h, 30 days); the
+                     service posts them to the webhook endpoints of "idp webhook add" meanwhile
   -require-par       every client must start sign-ins with a pushed authorization request
                      (RFC 9126); without it only clients registered with --require-par must
 

@@ -118,8 +118,8 @@ func TestEnrollLink(t *testing.T) {
 	assert.Contains(t, err.Error(), "--user")
 }
 
-// TestSweep: the service removes expired codes and interactions (enrollment links too) on its
-// own, and keeps the others.
+// TestSweep: the service removes expired codes and interactions (enrollment links too), and
+// events older than the retention, on its own, and keeps the others.
 func TestSweep(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	d, err := openDB(t.Context(), "memory")
@@ -131,8 +131,13 @@ func TestSweep(t *testing.T) {
 		require.NoError(t, d.Interactions.Create(ctx, store.Interaction{ID: fmt.Sprint("in", i), Purpose: store.PurposeEnrollLink,
 			Tenant: "acme", Expires: exp}))
 	}
+	for _, at := range []time.Time{time.Now().Add(-2 * time.Hour), time.Now()} {
+		_, err := d.Users.Create(store.WithChange(ctx, store.Change{Actor: "admin", Time: at}), "acme",
+			store.User{UserName: fmt.Sprint("u", at.UnixNano()), Active: true})
+		require.NoError(t, err)
+	}
 	done := make(chan struct{})
-	go func() { sweep(ctx, d.Backend, nil, 5*time.Millisecond, discardLogger()); close(done) }()
+	go func() { sweep(ctx, d.Backend, nil, 5*time.Millisecond, time.Hour, discardLogger()); close(done) }()
 	require.Eventually(t, func() bool {
 		_, err := d.Interactions.Get(ctx, "in0")
 		return errors.Is(err, store.ErrNotFound)
@@ -145,6 +150,10 @@ func TestSweep(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound, "the expired code went")
 	_, err = d.Codes.Consume(t.Context(), [32]byte{2})
 	assert.NoError(t, err, "the unexpired code stays")
+	events, err := d.Events.List(t.Context(), "acme", "", 10)
+	require.NoError(t, err)
+	require.Len(t, events, 1, "the event older than the retention went")
+	assert.WithinDuration(t, time.Now(), events[0].Time, time.Minute)
 }
 
 // TestServeRestart: on a SQLite file, the demo is made on the first start only; a later start

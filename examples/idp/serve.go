@@ -18,6 +18,7 @@ import (
 	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/webhooks"
 )
 
 // demoTenant is the tenant the service creates on start.
@@ -38,12 +39,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
 	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
 	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
+	retention := fs.Duration("event-retention", defaultEventRetention, "how long events are kept")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
 	}
 	if len(rest) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("unexpected argument %q", rest[0])}
+	}
+	if *retention < time.Hour {
+		return &cli.UsageError{Msg: fmt.Sprintf("-event-retention %v is too short; give an hour or more, such as 720h (30 days)", *retention)}
 	}
 	level, err := cli.ParseLogLevel(*levelFlag)
 	if err != nil {
@@ -95,18 +100,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	go sweep(ctx, d.Backend, sec.keys, time.Minute, log)
+	go sweep(ctx, d.Backend, sec.keys, time.Minute, *retention, log)
+	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: d.Events, Webhooks: d.Webhooks, Tenants: d.Tenants, Logger: log})
+	if err != nil {
+		return err
+	}
+	go deliverer.Run(ctx, webhookInterval)
 	srv := httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)
 	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
 	printStart(stdout, base, dm, *db, d.persistent)
 	return srv.Wait(ctx)
 }
 
+// defaultEventRetention is how long the service keeps events (-event-retention).
+const defaultEventRetention = 30 * 24 * time.Hour
+
+// webhookInterval is how often the service looks for events to post to webhook endpoints.
+const webhookInterval = time.Second
+
 // sweep removes expired codes, interactions (including enrollment links) and pushed
-// authorization requests every interval
-// until ctx is done, the provider leaving that to its host; and it reloads the signing keys
-// (ring may be nil), so a rotation by another instance reaches this one.
-func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval time.Duration, log *slog.Logger) {
+// authorization requests, and events older than retention, every interval until ctx is done,
+// the library leaving that to its host; and it reloads the signing keys (ring may be nil), so a
+// rotation by another instance reaches this one.
+func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval, retention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -117,11 +133,12 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 			codes, err1 := b.Codes.DeleteExpired(ctx, now)
 			interactions, err2 := b.Interactions.DeleteExpired(ctx, now)
 			pushed, err3 := b.Pushed.DeleteExpired(ctx, now)
-			if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
-				log.Error("removing expired codes, interactions and pushed requests", "err", err)
-			} else if codes+interactions+pushed > 0 {
-				log.Debug("removed expired codes, interactions and pushed requests", "codes", codes,
-					"interactions", interactions, "pushed_requests", pushed)
+			events, err4 := b.Events.DeleteExpired(ctx, now.Add(-retention))
+			if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
+				log.Error("removing expired codes, interactions, pushed requests and events", "err", err)
+			} else if codes+interactions+pushed+events > 0 {
+				log.Debug("removed expired codes, interactions, pushed requests and events", "codes", codes,
+					"interactions", interactions, "pushed_requests", pushed, "events", events)
 			}
 			if ring != nil {
 				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {

@@ -128,6 +128,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Users:          backend.Users,
 		Groups:         backend.Groups,
 		APIKeys:        backend.APIKeys,
+		Events:         backend.Events,
 		BaseURL:        baseURL + scimPrefix,
 		RateLimiter:    lim.keys,
 		AddressLimiter: lim.addrs,
