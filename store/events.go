@@ -66,6 +66,13 @@ type Events interface {
 	// 1. The log of a tenant that does not exist is empty.
 	List(ctx context.Context, tenant, after string, limit int) ([]Event, error)
 
+	// Append records events that go with no change of a store's (a second factor passed, an
+	// attempt that failed), in order, after every event recorded before. The store sets each
+	// event's Cursor and Tenant; a zero Time is the store's clock. ErrInvalid if an event has
+	// no Type, Actor, SubjectKind or SubjectID, or Data that is not JSON (nothing is recorded
+	// then); ErrNotFound if the tenant does not exist.
+	Append(ctx context.Context, tenant string, events ...Event) error
+
 	// DeleteExpired removes the events of every tenant older than before and returns how
 	// many it removed. Cursors of removed events stay valid for List.
 	DeleteExpired(ctx context.Context, before time.Time) (int, error)

@@ -23,11 +23,16 @@ type eventLog struct {
 // commit appends the events p collected to t's log; the caller holds t's write lock and has
 // made the change.
 func commit(p *changes.Pending, t *tenantData) {
-	for _, e := range p.Events(time.Now) {
-		t.log.last++
-		e.Cursor = changes.FormatCursor(t.log.last)
-		t.log.events = append(t.log.events, e)
-		t.log.seqs = append(t.log.seqs, t.log.last)
+	t.log.add(p.Events(time.Now))
+}
+
+// add appends events to the log, numbering them.
+func (l *eventLog) add(events []store.Event) {
+	for _, e := range events {
+		l.last++
+		e.Cursor = changes.FormatCursor(l.last)
+		l.events = append(l.events, e)
+		l.seqs = append(l.seqs, l.last)
 	}
 }
 
@@ -60,6 +65,18 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 		return []store.Event{}, nil // a tenant that does not exist has an empty log
 	}
 	return out, err
+}
+
+// Append implements store.Events.
+func (es *Events) Append(ctx context.Context, tenant string, events ...store.Event) error {
+	list, err := changes.Appended(tenant, events, time.Now)
+	if err != nil {
+		return err
+	}
+	return es.s.write(ctx, tenant, func(t *tenantData) error {
+		t.log.add(list)
+		return nil
+	})
 }
 
 // DeleteExpired implements store.Events.

@@ -56,6 +56,20 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 	return out, nil
 }
 
+// Append implements store.Events.
+func (es *Events) Append(ctx context.Context, tenant string, events ...store.Event) error {
+	list, err := changes.Appended(tenant, events, time.Now)
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	return es.s.write(ctx, func(t *txn) error {
+		if err := t.tenantExists(ctx, tenant); err != nil {
+			return err
+		}
+		return t.insertEvents(ctx, tenant, list)
+	})
+}
+
 // DeleteExpired implements store.Events.
 func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
 	var n int64
@@ -75,7 +89,11 @@ func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, err
 // until the transaction ends, so the tenant's events are numbered in commit order and a reader
 // never sees an event while one before it is still uncommitted.
 func (t *txn) recordEvents(ctx context.Context, tenant string, p *changes.Pending) error {
-	events := p.Events(time.Now)
+	return t.insertEvents(ctx, tenant, p.Events(time.Now))
+}
+
+// insertEvents numbers events and appends them to tenant's log (recordEvents).
+func (t *txn) insertEvents(ctx context.Context, tenant string, events []store.Event) error {
 	if len(events) == 0 {
 		return nil
 	}

@@ -27,6 +27,7 @@ func eventTests() []test {
 		{"TenantsApart", testEventsTenantsApart},
 		{"DeleteExpired", testEventsDeleteExpired},
 		{"PollerSeesEveryEventOnce", testEventsConcurrentPoller},
+		{"Append", testEventsAppend},
 	}
 }
 
@@ -385,4 +386,38 @@ func testEventsConcurrentPoller(t *testing.T, b store.Backend) {
 		}
 	}
 	assert.Equal(t, final, seen, "the poller saw the log as List gives it")
+}
+
+func testEventsAppend(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u, err := b.Users.Create(changeBy("key_a"), acme, store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	passed := store.Event{Type: "secondfactor.succeeded", Time: eventTime, Actor: "client_1", SubjectKind: store.SubjectUser,
+		SubjectID: u.ID, Data: json.RawMessage(`{"client":"client_1"}`)}
+	failed := store.Event{Type: "secondfactor.failed", Actor: "client_1", SubjectKind: store.SubjectUser, SubjectID: u.ID}
+	require.NoError(t, b.Events.Append(ctx(), acme, passed, failed))
+	_, err = b.Users.Update(changeBy("key_a"), acme, u.ID, func(u *store.User) error { u.Active = false; return nil })
+	require.NoError(t, err)
+
+	events := allEvents(t, b, acme)
+	require.Equal(t, []store.EventType{store.EventUserCreated, "secondfactor.succeeded", "secondfactor.failed", store.EventUserDeactivated},
+		eventTypes(events), "in the order they were recorded, with the changes' events")
+	assert.Equal(t, acme, events[1].Tenant)
+	assert.True(t, events[1].Time.Equal(eventTime))
+	assert.JSONEq(t, `{"client":"client_1"}`, string(events[1].Data))
+	assert.Equal(t, "client_1", events[1].Actor)
+	assert.WithinDuration(t, time.Now(), events[2].Time, time.Minute, "a zero time is the store's clock")
+	assert.JSONEq(t, `null`, string(events[2].Data))
+	assert.Greater(t, events[2].Cursor, events[1].Cursor)
+
+	for name, bad := range map[string]store.Event{
+		"no type":    {Actor: "a", SubjectKind: "user", SubjectID: "u"},
+		"no actor":   {Type: "x", SubjectKind: "user", SubjectID: "u"},
+		"no subject": {Type: "x", Actor: "a", SubjectKind: "user"},
+		"bad data":   {Type: "x", Actor: "a", SubjectKind: "user", SubjectID: "u", Data: json.RawMessage(`{`)},
+	} {
+		assert.ErrorIs(t, b.Events.Append(ctx(), acme, passed, bad), store.ErrInvalid, name)
+	}
+	assert.ErrorIs(t, b.Events.Append(ctx(), "nosuch", passed), store.ErrNotFound)
+	assert.Len(t, allEvents(t, b, acme), 4, "nothing recorded by the refused appends")
 }

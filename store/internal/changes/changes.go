@@ -177,3 +177,26 @@ func Webhook(p *Pending, e *store.WebhookEndpoint, d store.WebhookDelivery) {
 	}{e.ID, e.URL, d.Cursor, d.Attempts, d.LastError})
 	p.add(store.EventWebhookFailing, store.SubjectWebhook, e.ID, data)
 }
+
+// Appended checks the events of Events.Append and returns them ready to store: tenant set,
+// Time in UTC (now() when zero), Cursor cleared. The error wraps store.ErrInvalid.
+func Appended(tenant string, events []store.Event, now func() time.Time) ([]store.Event, error) {
+	out := make([]store.Event, len(events))
+	for i, e := range events {
+		if e.Type == "" || e.Actor == "" || e.SubjectKind == "" || e.SubjectID == "" {
+			return nil, fmt.Errorf("event %d lacks its type, actor or subject: %w", i, store.ErrInvalid)
+		}
+		if len(e.Data) == 0 {
+			e.Data = json.RawMessage("null")
+		} else if !json.Valid(e.Data) {
+			return nil, fmt.Errorf("event %d: its data is not JSON: %w", i, store.ErrInvalid)
+		}
+		if e.Time.IsZero() {
+			e.Time = now()
+		}
+		e.Tenant, e.Cursor, e.Time = tenant, "", e.Time.UTC()
+		e.Data = append(json.RawMessage(nil), e.Data...)
+		out[i] = e
+	}
+	return out, nil
+}
