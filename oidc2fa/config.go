@@ -60,6 +60,13 @@ type Config struct {
 	// (POST /par/{tenant} answers 404 and discovery does not list it), and RequirePAR and a
 	// client's RequirePAR cannot be met.
 	Pushed store.PushedRequests
+	// Events is the tenants' event log. When set, the provider appends one event as each
+	// sign-in and enrollment of a known user ends: secondfactor.succeeded,
+	// secondfactor.failed, secondfactor.locked (the factor was locked) and
+	// enrollment.completed, with the client's id as actor (admin for an administrator's
+	// enrollment link) and {"client":…,"reason":…} as data, never a factor's secret. nil: no
+	// events.
+	Events store.Events
 
 	// Authenticator runs the login pages: the second factor itself.
 	Authenticator Authenticator

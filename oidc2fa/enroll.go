@@ -101,6 +101,11 @@ func (e *Enrollment) Done(w http.ResponseWriter, r *http.Request) bool {
 		return true // take answered with a page
 	}
 	e.p.log.InfoContext(r.Context(), "enrolled", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject)
+	why := ""
+	if in.ReplaceFactor {
+		why = "replaced"
+	}
+	e.p.record(r.Context(), in, store.EventEnrollmentCompleted, why)
 	if in.RedirectURI == "" {
 		return false
 	}

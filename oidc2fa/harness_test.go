@@ -86,7 +86,7 @@ func newEnv(t testing.TB, configure ...func(*oidc2fa.Config)) *env {
 	auth := &authtest.Authenticator{AutoApprove: true, Now: c.Now}
 	cfg := oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
-		Pushed: b.Pushed, Authenticator: auth, Signer: keys, BaseURL: testBase, Now: c.Now,
+		Pushed: b.Pushed, Events: b.Events, Authenticator: auth, Signer: keys, BaseURL: testBase, Now: c.Now,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range configure {

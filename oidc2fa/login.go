@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -281,6 +282,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 	}
 	fail := func(description, why string) {
 		p.log.InfoContext(ctx, "second factor refused", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+		p.record(ctx, in, store.EventSecondFactorFailed, why)
 		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errAccessDenied, "%s", description))
 	}
 	if s.Subject == "" || s.Subject != in.Subject {
@@ -327,6 +329,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 		return
 	}
 	p.log.InfoContext(ctx, "second factor passed", "tenant", in.Tenant, "client", in.ClientID, "subject", s.Subject)
+	p.record(ctx, in, store.EventSecondFactorSucceeded, "")
 	p.redirect(w, in.RedirectURI, url.Values{"code": {code}, "state": {in.State}, "iss": {p.issuer(in.Tenant)}})
 }
 
@@ -349,6 +352,11 @@ func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oau
 		}
 	} else {
 		p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
+		typ := store.EventSecondFactorFailed
+		if why == Locked.String() {
+			typ = store.EventSecondFactorLocked
+		}
+		p.record(r.Context(), in, typ, why)
 	}
 	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
 }
@@ -367,4 +375,28 @@ func (p *provider) take(w http.ResponseWriter, r *http.Request, id string) (*sto
 	}
 	p.unbind(w, in)
 	return in, nil
+}
+
+// record appends an event about the user of interaction in when Config.Events is set: typ,
+// with the client as actor and why as the reason in its data. An interaction for nobody (a
+// login_hint that named no user) records nothing. A failure to append is logged: the sign-in
+// has ended either way.
+func (p *provider) record(ctx context.Context, in *store.Interaction, typ store.EventType, why string) {
+	if p.cfg.Events == nil || in.Subject == "" {
+		return
+	}
+	actor := in.ClientID
+	if actor == "" {
+		actor = "admin" // an administrator's enrollment link
+	}
+	data := map[string]string{"client": in.ClientID}
+	if why != "" {
+		data["reason"] = why
+	}
+	raw, _ := json.Marshal(data) // cannot fail
+	err := p.cfg.Events.Append(ctx, in.Tenant, store.Event{Type: typ, Time: p.now(), Actor: actor,
+		SubjectKind: store.SubjectUser, SubjectID: in.Subject, Data: raw})
+	if err != nil {
+		p.log.ErrorContext(ctx, "recording an event failed", "tenant", in.Tenant, "type", typ, "err", err)
+	}
 }

@@ -23,6 +23,15 @@ const (
 	EventGroupDeleted       EventType = "group.deleted"
 	EventGroupMemberAdded   EventType = "group.member_added"   // one event a user
 	EventGroupMemberRemoved EventType = "group.member_removed" // one event a user
+
+	// The second factor's, which oidc2fa appends (Config.Events) as sign-ins end.
+	EventSecondFactorSucceeded EventType = "secondfactor.succeeded"
+	EventSecondFactorFailed    EventType = "secondfactor.failed" // a sign-in ended without passing
+	EventSecondFactorLocked    EventType = "secondfactor.locked" // a sign-in ended on a locked factor
+	// EventSecondFactorUnlocked is recorded by PictureCredentials.ResetFailures under a Change
+	// when the count it resets was above zero (an administrator's unlock).
+	EventSecondFactorUnlocked EventType = "secondfactor.unlocked"
+	EventEnrollmentCompleted  EventType = "enrollment.completed"
 )
 
 // Subject kinds: what an event's SubjectID names.

@@ -16,7 +16,9 @@ import (
 var eventTypes = []store.EventType{
 	store.EventUserCreated, store.EventUserUpdated, store.EventUserDeactivated, store.EventUserReactivated,
 	store.EventUserDeleted, store.EventGroupCreated, store.EventGroupUpdated, store.EventGroupDeleted,
-	store.EventGroupMemberAdded, store.EventGroupMemberRemoved, store.EventWebhookFailing,
+	store.EventGroupMemberAdded, store.EventGroupMemberRemoved,
+	store.EventSecondFactorSucceeded, store.EventSecondFactorFailed, store.EventSecondFactorLocked,
+	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted, store.EventWebhookFailing,
 }
 
 // EventTypes returns the event types an endpoint may ask for.

@@ -174,6 +174,7 @@ func oidcConfig(backend store.Backend, baseURL string, auth oidc2fa.Authenticato
 		Codes:         backend.Codes,
 		Interactions:  backend.Interactions,
 		Pushed:        backend.Pushed,
+		Events:        backend.Events,
 		Authenticator: auth,
 		BaseURL:       baseURL + oidcPrefix,
 		Logger:        log,

@@ -225,7 +225,9 @@ func (a *Authenticator) enroll(ctx context.Context, tenant, userID, image string
 }
 
 // Unlock clears the failure count of a user, so the user may try again: the administrator's
-// unlock. store.ErrNotFound if the user has not enrolled.
+// unlock. store.ErrNotFound if the user has not enrolled. With a store.Change in ctx
+// (store.WithChange, Actor "admin"), a store that keeps an event log records
+// secondfactor.unlocked in the same write when the count was above zero.
 func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error {
 	return a.creds.ResetFailures(ctx, tenant, userID)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Pictures implements store.PictureCredentials. A credential lives on its user's record, so it
@@ -107,10 +108,13 @@ func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at ti
 
 // ResetFailures implements store.PictureCredentials.
 func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) error {
+	ev := changes.New(ctx, tenant)
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
 		if err == nil {
+			changes.Unlocked(ev, userID, p.Failures)
 			p.Failures, p.LastFailure = 0, time.Time{}
+			commit(ev, t)
 		}
 		return err
 	})

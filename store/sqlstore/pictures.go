@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Pictures implements store.PictureCredentials. A credential is a row keyed by its user, which
@@ -146,11 +147,26 @@ func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at ti
 // ResetFailures implements store.PictureCredentials.
 func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) error {
 	return ps.s.write(ctx, func(tx *txn) error {
+		p := changes.New(ctx, tenant)
+		if p != nil {
+			var failures int
+			err := tx.queryRow(ctx, `SELECT failures FROM pictures WHERE tenant = ? AND user_id = ?`+tx.d.forUpdate(), tenant, userID).Scan(&failures)
+			if errors.Is(err, sql.ErrNoRows) {
+				return pictureNotFound(userID)
+			}
+			if err != nil {
+				return err
+			}
+			changes.Unlocked(p, userID, failures)
+		}
 		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, last_failure = NULL WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 }
 

@@ -28,6 +28,7 @@ func eventTests() []test {
 		{"DeleteExpired", testEventsDeleteExpired},
 		{"PollerSeesEveryEventOnce", testEventsConcurrentPoller},
 		{"Append", testEventsAppend},
+		{"UnlockIsAnEvent", testEventsUnlock},
 	}
 }
 
@@ -420,4 +421,26 @@ func testEventsAppend(t *testing.T, b store.Backend) {
 	}
 	assert.ErrorIs(t, b.Events.Append(ctx(), "nosuch", passed), store.ErrNotFound)
 	assert.Len(t, allEvents(t, b, acme), 4, "nothing recorded by the refused appends")
+}
+
+func testEventsUnlock(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	for range 3 {
+		_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, day(2, 1, 0))
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, u.ID))
+	require.NoError(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, u.ID), "nothing to unlock: no event")
+	_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, day(2, 1, 0))
+	require.NoError(t, err)
+	require.NoError(t, b.Pictures.ResetFailures(ctx(), p.Tenant, u.ID), "a reset without a Change: no event")
+	assert.ErrorIs(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, "user_nobody"), store.ErrNotFound)
+
+	events := allEvents(t, b, p.Tenant)
+	require.Len(t, events, 1)
+	assert.Equal(t, store.EventSecondFactorUnlocked, events[0].Type)
+	assert.Equal(t, "admin", events[0].Actor)
+	assert.Equal(t, u.ID, events[0].SubjectID)
+	assert.JSONEq(t, `{"failures":3}`, string(events[0].Data))
+	assert.Zero(t, mustGetPicture(t, b, p.Tenant, u.ID).Failures)
 }

@@ -200,3 +200,13 @@ func Appended(tenant string, events []store.Event, now func() time.Time) ([]stor
 	}
 	return out, nil
 }
+
+// Unlocked collects secondfactor.unlocked for the user whose failure count, failures, a write
+// resets, when it was above zero.
+func Unlocked(p *Pending, userID string, failures int) {
+	if p == nil || failures == 0 {
+		return
+	}
+	data, _ := json.Marshal(map[string]int{"failures": failures}) // cannot fail
+	p.add(store.EventSecondFactorUnlocked, store.SubjectUser, userID, data)
+}
