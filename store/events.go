@@ -32,12 +32,20 @@ const (
 	// when the count it resets was above zero (an administrator's unlock).
 	EventSecondFactorUnlocked EventType = "secondfactor.unlocked"
 	EventEnrollmentCompleted  EventType = "enrollment.completed"
+
+	// An OpenID client's, recorded by Clients.Create, Update and Delete under a Change: its
+	// data is the client without its secret's hash.
+	EventClientCreated       EventType = "client.created"
+	EventClientUpdated       EventType = "client.updated" // anything but the secret changed
+	EventClientSecretRotated EventType = "client.secret_rotated"
+	EventClientDeleted       EventType = "client.deleted"
 )
 
 // Subject kinds: what an event's SubjectID names.
 const (
-	SubjectUser  = "user"
-	SubjectGroup = "group"
+	SubjectUser   = "user"
+	SubjectGroup  = "group"
+	SubjectClient = "client"
 )
 
 // Event is one entry of a tenant's event log.

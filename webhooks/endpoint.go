@@ -18,7 +18,9 @@ var eventTypes = []store.EventType{
 	store.EventUserDeleted, store.EventGroupCreated, store.EventGroupUpdated, store.EventGroupDeleted,
 	store.EventGroupMemberAdded, store.EventGroupMemberRemoved,
 	store.EventSecondFactorSucceeded, store.EventSecondFactorFailed, store.EventSecondFactorLocked,
-	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted, store.EventWebhookFailing,
+	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted,
+	store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated, store.EventClientDeleted,
+	store.EventWebhookFailing,
 }
 
 // EventTypes returns the event types an endpoint may ask for.

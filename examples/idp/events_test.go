@@ -144,6 +144,29 @@ func TestEventsAndWebhooks(t *testing.T) {
 	assert.Empty(t, out.String())
 }
 
+// TestAdminCommandsAreEvents: what the admin commands change in a client is recorded as the
+// administrator's events.
+func TestAdminCommandsAreEvents(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	runCmd(t, "tenant", "create", "acme", "-db", db)
+	c := runCmd(t, "client", "create", "--tenant", "acme", "--name", "App", "--redirect-uri", "https://app.example.com/cb", "-db", db)
+	runCmd(t, "client", "rotate-secret", "--tenant", "acme", c["client_id"], "-db", db)
+	runCmd(t, "client", "set-require-par", "--tenant", "acme", c["client_id"], "-db", db)
+	runCmd(t, "client", "delete", "--tenant", "acme", c["client_id"], "-db", db)
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"events", "--tenant", "acme", "-db", db}, &out, io.Discard))
+	var types []string
+	for line := range strings.Lines(out.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		assert.Equal(t, "admin", m["actor"])
+		assert.Equal(t, c["client_id"], m["subject"].(map[string]any)["id"])
+		types = append(types, m["type"].(string))
+	}
+	assert.Equal(t, []string{"client.created", "client.secret_rotated", "client.updated", "client.deleted"}, types)
+	assert.NotContains(t, out.String(), c["client_secret"])
+}
+
 func TestWebhookCommandErrors(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
 	runCmd(t, "tenant", "create", "acme", "-db", db)

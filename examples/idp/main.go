@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/visid/visid/examples/internal/cli"
+	"github.com/visid/visid/store"
 )
 
 func main() {
@@ -39,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !cli.IsHelp(args[0]) {
 		return serve(ctx, args, stdout, stderr)
 	}
+	// What an admin command changes is recorded in the tenant's event log as the administrator's.
+	ctx = store.WithChange(ctx, store.Change{Actor: "admin"})
 	switch cmd, rest := args[0], args[1:]; {
 	case cli.IsHelp(cmd) || cmd == "help":
 		fmt.Fprint(stdout, usage)

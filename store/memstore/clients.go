@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // clientRec is a stored client, kept in its tenant's seq in creation order.
@@ -31,6 +32,7 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		c.ID = store.NewID("client")
 	}
 	var out *store.Client
+	p := changes.New(ctx, c.Tenant)
 	err := cs.s.write(ctx, c.Tenant, func(t *tenantData) error {
 		if _, dup := t.clientByID[c.ID]; dup {
 			return fmt.Errorf("client id %q: %w", c.ID, store.ErrConflict)
@@ -41,6 +43,8 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		t.clientByID[c.ID] = rec
 		out = new(store.Client)
 		rec.fill(out)
+		_ = changes.Client(p, nil, out)
+		commit(p, t)
 		return nil
 	})
 	return out, err
@@ -69,7 +73,7 @@ func (cs *Clients) List(ctx context.Context, tenant string) ([]store.Client, err
 
 // Update implements store.Clients.
 func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store.Client) error) (*store.Client, error) {
-	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient, nil)
+	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient, changes.Client)
 }
 
 // applyClient stores what an Update function left.
@@ -89,10 +93,17 @@ func (t *tenantData) applyClient(rec *clientRec, work *store.Client) error {
 
 // Delete implements store.Clients.
 func (cs *Clients) Delete(ctx context.Context, tenant, id string) error {
+	p := changes.New(ctx, tenant)
 	return cs.s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := t.client(id)
 		if err != nil {
 			return err
+		}
+		if p != nil {
+			var gone store.Client
+			rec.fill(&gone)
+			_ = changes.Client(p, &gone, nil)
+			commit(p, t)
 		}
 		delete(t.clientByID, id)
 		t.clients.remove(rec.pos)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Clients implements store.Clients.
@@ -45,8 +46,12 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		case n == 0:
 			return fmt.Errorf("client id %q: %w", c.ID, store.ErrConflict)
 		}
-		out, err = tx.client(ctx, c.Tenant, c.ID, false)
-		return err
+		if out, err = tx.client(ctx, c.Tenant, c.ID, false); err != nil {
+			return err
+		}
+		p := changes.New(ctx, c.Tenant)
+		_ = changes.Client(p, nil, out)
+		return tx.recordEvents(ctx, c.Tenant, p)
 	})
 	if err != nil {
 		return nil, err
@@ -103,6 +108,9 @@ func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store
 		if err != nil {
 			return err
 		}
+		p := changes.New(ctx, tenant)
+		before := *work
+		before.RedirectURIs = append([]string(nil), work.RedirectURIs...)
 		if err := fn(work); err != nil {
 			return err
 		}
@@ -124,8 +132,11 @@ func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store
 			work.RequirePAR, tenant, id); err != nil {
 			return err
 		}
-		out, err = tx.client(ctx, tenant, id, false)
-		return err
+		if out, err = tx.client(ctx, tenant, id, false); err != nil {
+			return err
+		}
+		_ = changes.Client(p, &before, out)
+		return tx.recordEvents(ctx, tenant, p)
 	})
 	if err != nil {
 		return nil, err
@@ -136,11 +147,22 @@ func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store
 // Delete implements store.Clients.
 func (cs *Clients) Delete(ctx context.Context, tenant, id string) error {
 	return cs.s.write(ctx, func(tx *txn) error {
+		p := changes.New(ctx, tenant)
+		if p != nil {
+			gone, err := tx.client(ctx, tenant, id, true)
+			if err != nil {
+				return err
+			}
+			_ = changes.Client(p, gone, nil)
+		}
 		n, err := tx.affected(ctx, `DELETE FROM clients WHERE tenant = ? AND id = ?`, tenant, id)
 		if err == nil && n == 0 {
 			err = fmt.Errorf("client %q: %w", id, store.ErrNotFound)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 }
 

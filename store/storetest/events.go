@@ -29,6 +29,7 @@ func eventTests() []test {
 		{"PollerSeesEveryEventOnce", testEventsConcurrentPoller},
 		{"Append", testEventsAppend},
 		{"UnlockIsAnEvent", testEventsUnlock},
+		{"ClientLifecycle", testEventsClients},
 	}
 }
 
@@ -443,4 +444,36 @@ func testEventsUnlock(t *testing.T, b store.Backend) {
 	assert.Equal(t, u.ID, events[0].SubjectID)
 	assert.JSONEq(t, `{"failures":3}`, string(events[0].Data))
 	assert.Zero(t, mustGetPicture(t, b, p.Tenant, u.ID).Failures)
+}
+
+func testEventsClients(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	c := changeBy("admin")
+	cl, err := b.Clients.Create(c, store.Client{Tenant: acme, Name: "App", RedirectURIs: []string{"https://app.example.com/cb"},
+		SecretHash: [32]byte{1}, Created: day(1, 2, 0), SecretRotated: day(1, 2, 0)})
+	require.NoError(t, err)
+	_, err = b.Clients.Update(c, acme, cl.ID, func(c *store.Client) error { c.Name = "App 2"; return nil })
+	require.NoError(t, err)
+	_, err = b.Clients.Update(c, acme, cl.ID, func(c *store.Client) error {
+		c.SecretHash, c.SecretRotated = [32]byte{2}, day(1, 3, 0)
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Clients.Update(c, acme, cl.ID, func(*store.Client) error { return nil })
+	require.NoError(t, err, "no change, no event")
+	require.NoError(t, b.Clients.Delete(c, acme, cl.ID))
+	assert.ErrorIs(t, b.Clients.Delete(c, acme, cl.ID), store.ErrNotFound)
+
+	events := allEvents(t, b, acme)
+	require.Equal(t, []store.EventType{store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated,
+		store.EventClientDeleted}, eventTypes(events))
+	for _, e := range events {
+		assert.Equal(t, store.SubjectClient, e.SubjectKind)
+		assert.Equal(t, cl.ID, e.SubjectID)
+		assert.Equal(t, "admin", e.Actor)
+		assert.NotContains(t, string(e.Data), "ecret_hash", "never the secret's hash")
+	}
+	assert.Equal(t, "App", dataOf(t, events[0])["name"])
+	assert.Equal(t, "App 2", dataOf(t, events[1])["name"])
+	assert.Equal(t, []any{"https://app.example.com/cb"}, dataOf(t, events[3])["redirect_uris"])
 }

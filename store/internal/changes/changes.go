@@ -210,3 +210,43 @@ func Unlocked(p *Pending, userID string, failures int) {
 	data, _ := json.Marshal(map[string]int{"failures": failures}) // cannot fail
 	p.add(store.EventSecondFactorUnlocked, store.SubjectUser, userID, data)
 }
+
+// clientData is a client as its events show it: never the secret's hash.
+type clientData struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description,omitempty"`
+	RedirectURIs  []string  `json:"redirect_uris"`
+	RequirePAR    bool      `json:"require_par"`
+	Created       time.Time `json:"created"`
+	SecretRotated time.Time `json:"secret_rotated"`
+}
+
+// Client collects the events of a write of a client: client.created (before nil),
+// client.deleted (after nil), or for an update client.secret_rotated when the secret changed
+// and client.updated when anything else did.
+func Client(p *Pending, before, after *store.Client) error {
+	if p == nil {
+		return nil
+	}
+	add := func(typ store.EventType, c *store.Client) {
+		data, _ := json.Marshal(clientData{c.ID, c.Name, c.Description, c.RedirectURIs, c.RequirePAR, c.Created.UTC(), c.SecretRotated.UTC()})
+		p.add(typ, store.SubjectClient, c.ID, data)
+	}
+	switch {
+	case before == nil:
+		add(store.EventClientCreated, after)
+	case after == nil:
+		add(store.EventClientDeleted, before)
+	default:
+		if before.SecretHash != after.SecretHash {
+			add(store.EventClientSecretRotated, after)
+		}
+		b, a := *before, *after
+		b.SecretHash, b.SecretRotated = a.SecretHash, a.SecretRotated
+		if !reflect.DeepEqual(b, a) {
+			add(store.EventClientUpdated, after)
+		}
+	}
+	return nil
+}
