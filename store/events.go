@@ -39,6 +39,11 @@ const (
 	EventClientUpdated       EventType = "client.updated" // anything but the secret changed
 	EventClientSecretRotated EventType = "client.secret_rotated"
 	EventClientDeleted       EventType = "client.deleted"
+
+	// A SCIM API key's, recorded by APIKeys.Create and Revoke under a Change in the log of
+	// each tenant the key may act on: its data is the key without its secret's hash.
+	EventAPIKeyCreated EventType = "apikey.created"
+	EventAPIKeyRevoked EventType = "apikey.revoked"
 )
 
 // Subject kinds: what an event's SubjectID names.
@@ -46,6 +51,7 @@ const (
 	SubjectUser   = "user"
 	SubjectGroup  = "group"
 	SubjectClient = "client"
+	SubjectAPIKey = "apikey"
 )
 
 // Event is one entry of a tenant's event log.

@@ -144,8 +144,8 @@ func TestEventsAndWebhooks(t *testing.T) {
 	assert.Empty(t, out.String())
 }
 
-// TestAdminCommandsAreEvents: what the admin commands change in a client is recorded as the
-// administrator's events.
+// TestAdminCommandsAreEvents: what the admin commands change in clients and API keys is
+// recorded as the administrator's events.
 func TestAdminCommandsAreEvents(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
 	runCmd(t, "tenant", "create", "acme", "-db", db)
@@ -153,6 +153,8 @@ func TestAdminCommandsAreEvents(t *testing.T) {
 	runCmd(t, "client", "rotate-secret", "--tenant", "acme", c["client_id"], "-db", db)
 	runCmd(t, "client", "set-require-par", "--tenant", "acme", c["client_id"], "-db", db)
 	runCmd(t, "client", "delete", "--tenant", "acme", c["client_id"], "-db", db)
+	k := runCmd(t, "apikey", "create", "--tenant", "acme", "--name", "Okta", "-db", db)
+	runCmd(t, "apikey", "revoke", k["api_key_id"], "-db", db)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"events", "--tenant", "acme", "-db", db}, &out, io.Discard))
 	var types []string
@@ -160,11 +162,13 @@ func TestAdminCommandsAreEvents(t *testing.T) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &m))
 		assert.Equal(t, "admin", m["actor"])
-		assert.Equal(t, c["client_id"], m["subject"].(map[string]any)["id"])
-		types = append(types, m["type"].(string))
+		types = append(types, m["type"].(string)+" "+m["subject"].(map[string]any)["id"].(string))
 	}
-	assert.Equal(t, []string{"client.created", "client.secret_rotated", "client.updated", "client.deleted"}, types)
+	id := c["client_id"]
+	assert.Equal(t, []string{"client.created " + id, "client.secret_rotated " + id, "client.updated " + id, "client.deleted " + id,
+		"apikey.created " + k["api_key_id"], "apikey.revoked " + k["api_key_id"]}, types)
 	assert.NotContains(t, out.String(), c["client_secret"])
+	assert.NotContains(t, out.String(), k["scim_api_key"])
 }
 
 func TestWebhookCommandErrors(t *testing.T) {

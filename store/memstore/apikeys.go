@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 type apiKeys struct {
@@ -41,7 +42,25 @@ func (ks *APIKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, e
 	s.keys.byID[k.ID] = stored
 	s.keys.byHash[k.SecretHash] = stored
 	s.keys.order = append(s.keys.order, stored)
+	s.commitKeyEvents(changes.APIKey(ctx, store.EventAPIKeyCreated, stored))
 	return copyKey(stored), nil
+}
+
+// commitKeyEvents appends each collector's events to its tenant's log, if the tenant exists.
+// The caller holds s.mu; a tenant's lock is taken under it (no one holding a tenant's lock
+// waits for s.mu).
+func (s *Store) commitKeyEvents(list []*changes.Pending) {
+	for _, p := range list {
+		t, ok := s.tenants[p.Tenant()]
+		if !ok {
+			continue
+		}
+		t.mu.Lock()
+		if !t.deleted {
+			commit(p, t)
+		}
+		t.mu.Unlock()
+	}
 }
 
 // ByHash implements store.APIKeys.
@@ -100,6 +119,7 @@ func (ks *APIKeys) Revoke(ctx context.Context, id string, t time.Time) error {
 	return ks.change(ctx, id, func(k *store.APIKey) {
 		if !k.Revoked {
 			k.Revoked, k.RevokedAt = true, t
+			ks.s.commitKeyEvents(changes.APIKey(ctx, store.EventAPIKeyRevoked, k))
 		}
 	})
 }

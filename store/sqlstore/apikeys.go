@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // APIKeys implements store.APIKeys.
@@ -42,8 +43,10 @@ func (ks *APIKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, e
 		if n == 0 {
 			return fmt.Errorf("api key %q: id or secret already in use: %w", k.ID, store.ErrConflict)
 		}
-		out, err = scanAPIKey(tx.queryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, k.ID))
-		return err
+		if out, err = scanAPIKey(tx.queryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, k.ID)); err != nil {
+			return err
+		}
+		return tx.recordKeyEvents(ctx, changes.APIKey(ctx, store.EventAPIKeyCreated, out))
 	})
 	if err != nil {
 		return nil, err
@@ -106,7 +109,39 @@ func (ks *APIKeys) Touch(ctx context.Context, id string, t time.Time) error {
 
 // Revoke implements store.APIKeys.
 func (ks *APIKeys) Revoke(ctx context.Context, id string, t time.Time) error {
-	return ks.change(ctx, id, `revoked = true, revoked_at = ? WHERE id = ? AND NOT revoked`, nanos(t), id)
+	if store.ChangeOf(ctx) == nil {
+		return ks.change(ctx, id, `revoked = true, revoked_at = ? WHERE id = ? AND NOT revoked`, nanos(t), id)
+	}
+	return ks.s.write(ctx, func(tx *txn) error {
+		k, err := scanAPIKey(tx.queryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`+tx.d.forUpdate(), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("api key %q: %w", id, store.ErrNotFound)
+		}
+		if err != nil || k.Revoked {
+			return err
+		}
+		if _, err := tx.exec(ctx, `UPDATE api_keys SET revoked = true, revoked_at = ? WHERE id = ?`, nanos(t), id); err != nil {
+			return err
+		}
+		k.Revoked, k.RevokedAt = true, t
+		return tx.recordKeyEvents(ctx, changes.APIKey(ctx, store.EventAPIKeyRevoked, k))
+	})
+}
+
+// recordKeyEvents records each collector's events in its tenant's log, if the tenant exists.
+func (t *txn) recordKeyEvents(ctx context.Context, list []*changes.Pending) error {
+	for _, p := range list {
+		ok, err := t.exists(ctx, `SELECT 1 FROM tenants WHERE id = ?`, p.Tenant())
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := t.recordEvents(ctx, p.Tenant(), p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // change runs an UPDATE of the key; when it changes nothing, the key must still exist.

@@ -30,6 +30,7 @@ func eventTests() []test {
 		{"Append", testEventsAppend},
 		{"UnlockIsAnEvent", testEventsUnlock},
 		{"ClientLifecycle", testEventsClients},
+		{"APIKeysInEachTenant", testEventsAPIKeys},
 	}
 }
 
@@ -476,4 +477,31 @@ func testEventsClients(t *testing.T, b store.Backend) {
 	assert.Equal(t, "App", dataOf(t, events[0])["name"])
 	assert.Equal(t, "App 2", dataOf(t, events[1])["name"])
 	assert.Equal(t, []any{"https://app.example.com/cb"}, dataOf(t, events[3])["redirect_uris"])
+}
+
+func testEventsAPIKeys(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	c := changeBy("admin")
+	k, err := b.APIKeys.Create(c, store.APIKey{Name: "Entra ID", Tenants: []string{acme, globex, acme, "nosuch"},
+		Scopes: []string{"scim"}, SecretHash: [32]byte{7}, Created: day(1, 2, 0)})
+	require.NoError(t, err)
+	require.NoError(t, b.APIKeys.Revoke(c, k.ID, day(1, 3, 0)))
+	require.NoError(t, b.APIKeys.Revoke(c, k.ID, day(1, 4, 0)), "revoked already: no event")
+	_, err = b.APIKeys.Create(ctx(), store.APIKey{Name: "quiet", Tenants: []string{acme}, SecretHash: [32]byte{8}})
+	require.NoError(t, err, "no Change, no event")
+	assert.ErrorIs(t, b.APIKeys.Revoke(c, "key_nosuch", day(1, 3, 0)), store.ErrNotFound)
+
+	for _, tenant := range []string{acme, globex} {
+		events := allEvents(t, b, tenant)
+		require.Equal(t, []store.EventType{store.EventAPIKeyCreated, store.EventAPIKeyRevoked}, eventTypes(events), tenant)
+		for _, e := range events {
+			assert.Equal(t, store.SubjectAPIKey, e.SubjectKind)
+			assert.Equal(t, k.ID, e.SubjectID)
+			assert.Equal(t, "admin", e.Actor)
+		}
+		assert.Equal(t, "Entra ID", dataOf(t, events[0])["name"])
+		assert.NotContains(t, dataOf(t, events[0]), "revoked_at")
+		assert.Equal(t, "2024-01-03T00:00:00Z", dataOf(t, events[1])["revoked_at"])
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +31,9 @@ func New(ctx context.Context, tenant string) *Pending {
 	}
 	return &Pending{change: c, tenant: tenant}
 }
+
+// Tenant is the tenant whose log p's events go to.
+func (p *Pending) Tenant() string { return p.tenant }
 
 // Add collects an event about resource (a *store.User or *store.Group as the store returns
 // it), whose data Change.Render gives.
@@ -249,4 +253,30 @@ func Client(p *Pending, before, after *store.Client) error {
 		}
 	}
 	return nil
+}
+
+// APIKey returns the collectors of an API key event: one for each tenant the key may act on,
+// each holding the event of typ. None when ctx carries no Change.
+func APIKey(ctx context.Context, typ store.EventType, k *store.APIKey) []*Pending {
+	if store.ChangeOf(ctx) == nil {
+		return nil
+	}
+	data, _ := json.Marshal(struct { // cannot fail
+		ID        string    `json:"id"`
+		Name      string    `json:"name"`
+		Tenants   []string  `json:"tenants"`
+		Scopes    []string  `json:"scopes"`
+		Created   time.Time `json:"created"`
+		RevokedAt time.Time `json:"revoked_at,omitzero"`
+	}{k.ID, k.Name, k.Tenants, k.Scopes, k.Created.UTC(), k.RevokedAt.UTC()})
+	var out []*Pending
+	for i, tenant := range k.Tenants {
+		if slices.Contains(k.Tenants[:i], tenant) {
+			continue
+		}
+		p := New(ctx, tenant)
+		p.add(typ, store.SubjectAPIKey, k.ID, data)
+		out = append(out, p)
+	}
+	return out
 }
