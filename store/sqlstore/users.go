@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/internal/changes"
@@ -22,7 +23,8 @@ var _ store.Users = (*Users)(nil)
 // Create implements store.Users. The user's row and its attrs rows are written by two
 // statements in a transaction on SQLite, and by one statement on PostgreSQL (createPostgres).
 // The tenant's existence is a condition of the row's INSERT, and the uniqueness of the id and
-// the userName the table's unique constraints: no query comes before the writes.
+// the userName the table's unique constraints: no query comes before the writes. Under a
+// store.Change the user.created event is written by the same transaction (statement).
 func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*store.User, error) {
 	if u.UserName == "" {
 		return nil, fmt.Errorf("user without userName: %w", store.ErrInvalid)
@@ -40,11 +42,13 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	}
 	rows := attrRows(kindUser, out)
 	fold := schema.Fold(u.UserName)
-	if store.ChangeOf(ctx) != nil {
-		err = us.s.write(ctx, func(tx *txn) error { return tx.createRecorded(ctx, tenant, &u, fold, doc, out, rows) })
-	} else if us.s.d == postgresDialect {
+	p := changes.New(ctx, tenant)
+	if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
+		return nil, err
+	}
+	if us.s.d == postgresDialect {
 		err = us.s.writeStatement(ctx, func(tx *txn) error {
-			return tx.createPostgres(ctx, tenant, &u, fold, doc, rows)
+			return tx.createPostgres(ctx, tenant, &u, fold, doc, rows, p.Events(time.Now))
 		})
 	} else {
 		err = us.s.write(ctx, func(tx *txn) error {
@@ -54,7 +58,10 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 			if err := tx.createFailed(ctx, tenant, &u, n, err); err != nil {
 				return err
 			}
-			return tx.insertAttrs(ctx, tenant, kindUser, u.ID, rows)
+			if err := tx.insertAttrs(ctx, tenant, kindUser, u.ID, rows); err != nil {
+				return err
+			}
+			return tx.recordEvents(ctx, tenant, p)
 		})
 	}
 	if err != nil {
@@ -63,38 +70,30 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	return out, nil
 }
 
-// createRecorded writes user u (userName folded to fold, stored as doc, returned as out) with
-// its attrs rows and its user.created event, in the transaction of t. It takes the lock of
-// lockTenant first, so the checks of the id and the userName before the writes cannot race.
-func (t *txn) createRecorded(ctx context.Context, tenant string, u *store.User, fold, doc string, out *store.User, rows []attrRow) error {
-	if err := t.lockTenant(ctx, tenant); err != nil {
-		return err
-	}
-	if dup, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, tenant, u.ID); err != nil || dup {
-		return cmp.Or(err, fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict))
-	}
-	if dup, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND user_name_fold = ?`, tenant, fold); err != nil || dup {
-		return cmp.Or(err, fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict))
-	}
-	p := changes.New(ctx, tenant)
-	if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
-		return err
-	}
-	if _, err := t.exec(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc) VALUES (?, ?, ?, ?, ?, ?)`,
-		tenant, u.ID, u.UserName, fold, u.ExternalID, doc); err != nil {
-		return err
-	}
-	if err := t.insertAttrs(ctx, tenant, kindUser, u.ID, rows); err != nil {
-		return err
-	}
-	return t.recordEvents(ctx, tenant, p)
-}
-
 // createPostgres writes user u (userName folded to fold, stored as doc) and its attrs rows in
 // one statement, which takes the lock of lockTenant first. The attrs rows go as arrays, one a
 // column, so that the statement is the same for every user and pgx prepares it once a
 // connection. It is PostgreSQL's own SQL, with $n placeholders (one for several uses).
-func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, fold, doc string, rows []attrRow) error {
+func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, fold, doc string, rows []attrRow, events []store.Event) error {
+	args := append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, attrColumns(rows)...)
+	// The user.created event, when there is one, is numbered and written by the same
+	// statement: the row of event_heads it updates stays locked until the statement commits,
+	// so the tenant's events are numbered in commit order (recordEvents).
+	recorded := ""
+	if len(events) == 1 {
+		e := events[0]
+		recorded = `, h AS (
+			INSERT INTO event_heads (tenant, last) SELECT u.tenant, 1 FROM u
+			ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + 1
+			RETURNING last
+		), e AS (
+			INSERT INTO events (tenant, seq, type, at, actor, subject_kind, subject_id, data)
+			SELECT $1::text, h.last, $15::text, $16::bigint, $17::text, $18::text, $2::text, $19::text FROM h
+		)`
+		args = append(args, string(e.Type), e.Time.UnixNano(), e.Actor, e.SubjectKind, string(e.Data))
+	} else if len(events) > 1 {
+		return fmt.Errorf("sqlstore: a user's creation records one event, not %d", len(events))
+	}
 	var n int64
 	err := t.queryRow(ctx, `WITH tenant_lock AS (
 			SELECT pg_advisory_xact_lock(1449745669, hashtext(current_schema() || '/' || $1::text))
@@ -108,9 +107,8 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 			SELECT u.tenant, 'u', u.id, a.attr, a.sub, a.idx, a.s, a.sf, a.n, a.b, a.t
 			FROM u, unnest($7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::float8[], $13::bool[], $14::bigint[])
 				AS a (attr, sub, idx, s, sf, n, b, t)
-		)
-		SELECT count(*) FROM u`,
-		append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, attrColumns(rows)...)...).Scan(&n)
+		)`+recorded+`
+		SELECT count(*) FROM u`, args...).Scan(&n)
 	return t.createFailed(ctx, tenant, u, n, err)
 }
 

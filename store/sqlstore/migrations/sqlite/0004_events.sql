@@ -1,6 +1,7 @@
 -- events: each tenant's log of changes (store.Events), written in the transaction that makes
--- the change. seq numbers a tenant's events in the order their transactions committed: it is
--- taken from event_heads, whose row stays locked until the commit.
+-- the change. seq numbers a tenant's events in the order their transactions committed (SQLite's
+-- writers take turns): an event takes the tenant's last number in event_heads plus one, and the
+-- trigger below moves that number on, so one INSERT writes an event.
 CREATE TABLE event_heads (
 	tenant TEXT PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
 	last   INTEGER NOT NULL
@@ -17,3 +18,7 @@ CREATE TABLE events (
 	PRIMARY KEY (tenant, seq)
 ) WITHOUT ROWID;
 CREATE INDEX events_at ON events (at);
+CREATE TRIGGER events_head AFTER INSERT ON events BEGIN
+	INSERT INTO event_heads (tenant, last) VALUES (NEW.tenant, NEW.seq)
+	ON CONFLICT (tenant) DO UPDATE SET last = max(last, excluded.last);
+END;
