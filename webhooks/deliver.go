@@ -26,8 +26,10 @@ const (
 	// DefaultRetryFor is how long the deliverer retries one event before it marks the
 	// endpoint failing.
 	DefaultRetryFor = 72 * time.Hour
-	// DefaultLease is how long an instance holds an endpoint's delivery before it must renew.
-	DefaultLease = time.Minute
+	// DefaultLease is how long an instance holds an endpoint's delivery before it must renew
+	// it (before each request) or let it go (after each pass). An instance that dies while it
+	// delivers keeps the endpoint from the others at most this long.
+	DefaultLease = 30 * time.Second
 	// DefaultBatch is the most events sent to one endpoint in one pass.
 	DefaultBatch = 100
 )
@@ -184,6 +186,12 @@ func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, 
 		}
 		return 0, fmt.Errorf("webhooks: leasing %s: %w", e.ID, err)
 	}
+	// Let the endpoint go at the end of the pass (a lease that ends now), so that another
+	// instance may take it at once; if the lease was lost meanwhile, this changes nothing.
+	defer func() {
+		now := d.now()
+		_ = d.cfg.Webhooks.Lease(context.WithoutCancel(ctx), e.Tenant, e.ID, holder, now, now)
+	}()
 	// The stored delivery may have moved since the List: read it under the lease.
 	cur, err := d.cfg.Webhooks.Get(ctx, e.Tenant, e.ID)
 	if err != nil {

@@ -499,3 +499,23 @@ func openSQL(t *testing.T, dsn string) store.Backend {
 
 // quiet drops the deliverers' logs of the failures the tests cause.
 var quiet = slog.New(slog.DiscardHandler)
+
+// TestDeliveryAfterAnInstanceDied: an instance that died holding an endpoint's lease keeps it
+// from the others until the lease runs out; then delivery goes on. A pass that ends lets the
+// endpoint go at once.
+func TestDeliveryAfterAnInstanceDied(t *testing.T) {
+	s := newStack(t, memstore.New().Backend())
+	events := s.users(t, "u", 2)
+	now := s.clock.Now()
+	require.NoError(t, s.b.Webhooks.Lease(context.Background(), "acme", s.e.ID, "dead", now, now.Add(webhooks.DefaultLease)))
+	n, err := s.d.RunOnce(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "the dead instance's lease holds")
+	s.clock.Advance(webhooks.DefaultLease)
+	n, err = s.d.RunOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	assert.Equal(t, ids(events), s.rc.accepted())
+	require.NoError(t, s.b.Webhooks.Lease(context.Background(), "acme", s.e.ID, "another", s.clock.Now(), s.clock.Now().Add(time.Minute)),
+		"the pass let the endpoint go")
+}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,6 +34,7 @@ import (
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/schema"
 	"github.com/visid/visid/store/sqlstore"
+	"github.com/visid/visid/webhooks"
 )
 
 const (
@@ -61,6 +63,15 @@ func TestCrashDuringProvisioning(t *testing.T) {
 	first := startProcess(t, bin, dir, nil, args...)
 	require.Contains(t, first.vars, "scim_api_key", "the first start makes the demo tenant")
 	keys := append([]string{first.vars["scim_api_key"]}, crashKeys(t, bin, dir, dsn, crashWorkers-1)...)
+	// A webhook endpoint that outlives the service: delivery must go on after the restart.
+	receiver := &crashReceiver{seen: map[string]bool{}}
+	hooks := httptest.NewServer(receiver)
+	t.Cleanup(hooks.Close)
+	crashWebhook(t, bin, dir, dsn, hooks.URL+"/visid", receiver)
+	hooked, err := sqlstore.Open(t.Context(), dsn)
+	require.NoError(t, err)
+	before := crashEvents(t, hooked.Backend().Events) // delivered from here on
+	hooked.Close()
 
 	// The kill comes after a random number of acknowledged requests, from a tenth of what the
 	// clients may make to a half of it, so it falls in different writes each run.
@@ -119,6 +130,24 @@ func TestCrashDuringProvisioning(t *testing.T) {
 	apiUsers := api.listAll(t, "/Users")
 	apiGroups := api.listAll(t, "/Groups")
 	crashCheckAPI(t, api, apiUsers, apiGroups)
+
+	// Every event is in the log once, and replays to what the API serves; and the restarted
+	// service delivers the rest of them to the endpoint.
+	logged, err := sqlstore.Open(t.Context(), dsn)
+	require.NoError(t, err)
+	events := crashEvents(t, logged.Backend().Events)
+	logged.Close()
+	crashCheckEvents(t, events, apiUsers, apiGroups)
+	var want []string
+	for _, e := range events[len(before):] {
+		want = append(want, webhooks.MessageID(e))
+	}
+	// A lease the killed service held keeps the endpoint from the new one until it runs out.
+	require.Eventually(t, func() bool { return len(receiver.received()) >= len(want) }, webhooks.DefaultLease+30*time.Second, 100*time.Millisecond,
+		"the endpoint gets every event after the restart (%d of %d)", len(receiver.received()), len(want))
+	assert.Equal(t, want, receiver.received(), "every event once, in order")
+	assert.Zero(t, receiver.bad, "every request signed")
+	t.Logf("%d events in the log; the %d recorded after the endpoint was added were delivered", len(events), len(want))
 	require.NoError(t, second.cmd.Process.Signal(os.Interrupt))
 	select {
 	case <-second.exited:
