@@ -193,7 +193,7 @@ func (db *ftDB) load(t *testing.T, tenant string, kind resourceKind, rt *schema.
 // list returns the ids of tenant's resources of kind that e matches in the database, in order.
 func (db *ftDB) list(t *testing.T, tenant string, kind resourceKind, e filter.Expr) ([]string, string) {
 	t.Helper()
-	where, args, err := whereFilter(db.d, kind, e)
+	where, args, err := whereFilter(db.d, kind, tenant, e)
 	require.NoError(t, err, "filter %s", e)
 	q := `SELECT r.id FROM res r WHERE r.tenant = ? AND r.kind = ? AND (` + where + `) ORDER BY r.seq`
 	rows, err := db.db.Query(ftRebind(db.d, q), append([]any{tenant, string(kind)}, args...)...)
@@ -624,7 +624,7 @@ func TestFilterSQLQueryPlan(t *testing.T) {
 		t.Run(c.filter, func(t *testing.T) {
 			e, err := filter.Parse(c.filter, c.rt)
 			require.NoError(t, err)
-			where, args, err := whereFilter(sqliteDialect, c.kind, e)
+			where, args, err := whereFilter(sqliteDialect, c.kind, "t1", e)
 			require.NoError(t, err)
 			rows, err := db.db.Query(`EXPLAIN QUERY PLAN SELECT r.id FROM res r WHERE r.tenant = ? AND r.kind = ? AND (`+where+`) ORDER BY r.seq`,
 				append([]any{"t1", string(c.kind)}, args...)...)
@@ -659,11 +659,11 @@ func TestFilterSQLErrors(t *testing.T) {
 		"bad dateTime":     &filter.Compare{Attr: created, Sub: createdSub, Op: filter.Eq, Value: filter.Literal{Kind: filter.KindString, Str: "yesterday"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := whereFilter(sqliteDialect, kindUser, e)
+			_, _, err := whereFilter(sqliteDialect, kindUser, "t1", e)
 			assert.Error(t, err)
 		})
 	}
-	_, _, err = whereFilter(0, kindUser, &filter.Compare{Attr: userName, Op: filter.Pr})
+	_, _, err = whereFilter(0, kindUser, "t1", &filter.Compare{Attr: userName, Op: filter.Pr})
 	assert.Error(t, err)
 }
 
