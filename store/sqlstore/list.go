@@ -25,13 +25,19 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 		if err != nil {
 			return 0, err
 		}
-		if t.d == postgresDialect && hasValuePath(q.Filter) {
-			// A value path joins rows of attrs with rows of attrs on (rid, idx). Without
-			// statistics (after an import, before autovacuum) PostgreSQL's planner takes every
-			// such row set for one row and nests loops that scan the rows of one attribute per
-			// row of another: minutes for a user with 30k emails. Hash joins cost one pass over
-			// each row set whatever the statistics.
-			if _, err := t.exec(ctx, `SET LOCAL enable_nestloop = off`); err != nil {
+		if t.d == postgresDialect {
+			// No JIT compilation: a List reads at most a tenant's rows, which JIT makes slower
+			// (it compiles for longer than such a query runs once its cost estimate passes
+			// jit_above_cost). A value path joins rows of attrs with rows of attrs on (rid,
+			// idx); without statistics (after an import, before autovacuum) the planner takes
+			// every such row set for one row and nests loops that scan the rows of one
+			// attribute per row of another: minutes for a user with 30k emails. Hash joins
+			// cost one pass over each row set whatever the statistics.
+			nestLoop := "on"
+			if hasValuePath(q.Filter) {
+				nestLoop = "off"
+			}
+			if _, err := t.exec(ctx, `SELECT set_config('jit', 'off', true), set_config('enable_nestloop', ?, true)`, nestLoop); err != nil {
 				return 0, err
 			}
 		}
