@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -26,6 +27,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 	if g.ID == "" {
 		g.ID = store.NewID("group")
 	}
+	stamp.Create(&g.Meta, stamp.Now())
 	want := g.Members
 	doc, err := groupDoc(&g)
 	if err != nil {
@@ -109,9 +111,11 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		}
 		old := ms[id]
 		work.Members = append([]store.Member(nil), old...)
+		before := stamp.CloneGroup(work)
 		if err := fn(work); err != nil {
 			return err
 		}
+		stamp.Group(before, work, stamp.Now())
 		switch {
 		case work.ID != id:
 			return fmt.Errorf("group %q: the id cannot change: %w", id, store.ErrInvalid)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -29,6 +30,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	if u.ID == "" {
 		u.ID = store.NewID("user")
 	}
+	stamp.Create(&u.Meta, stamp.Now())
 	doc, err := userDoc(&u)
 	if err != nil {
 		return nil, err
@@ -140,9 +142,11 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 		}
 		groups := refs[id]
 		work.Groups = append([]store.GroupRef(nil), groups...)
+		before := stamp.CloneUser(work)
 		if err := fn(work); err != nil {
 			return err
 		}
+		stamp.User(before, work, stamp.Now())
 		switch {
 		case work.ID != id:
 			return fmt.Errorf("user %q: the id cannot change: %w", id, store.ErrInvalid)
