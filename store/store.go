@@ -53,6 +53,11 @@ type Users interface {
 	// ErrInvalid if fn changed the id or emptied the userName. Changes fn makes to Groups are
 	// ignored. fn must not call the store. It returns the user as stored.
 	//
+	// fn may be called more than once: a backend may call it outside its write transaction and,
+	// when another write to the user came between, read the user again and call fn again on the
+	// new copy; only the last call's result is stored. So fn must have no effect outside the copy
+	// it is given (and what it returns), and must not keep the copy.
+	//
 	// When fn changed the user (anything but Meta and Groups; an empty list is the same as none)
 	// and left Meta.LastModified as it was, LastModified becomes the time of the update; an
 	// Update that changes nothing keeps it, and a LastModified that fn set is kept. A Meta time

@@ -561,7 +561,7 @@ func countEmailMatches(n int, match func(string) bool) int {
 // statistics) and on the same data without statistics. It reports ms/op besides ns/op.
 func BenchmarkSQLLoginHint(b *testing.B) {
 	ctx := context.Background()
-	const n = 5_000
+	const n = 100_000
 	noStats := emailSet
 	noStats.name, noStats.noAnalyze = "emails-nostats", true
 	for _, set := range []benchSet{emailSet, noStats} {
@@ -597,5 +597,75 @@ func BenchmarkSQLLoginHint(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkSQLUpdateBigUser adds 35k emails to a user that has 35k, as a big PATCH does, while
+// another writer of the same tenant updates a small user in a loop. It reports the Update's
+// ms/op and the longest wait of one of the other writer's updates (max-wait-ms): how long the
+// big Update holds back the tenant's writes (on SQLite, every write of the database).
+func BenchmarkSQLUpdateBigUser(b *testing.B) {
+	ctx := context.Background()
+	const n = 35_000
+	for _, d := range benchDialects {
+		b.Run(dialectName(d), func(b *testing.B) {
+			s := benchStore(b, d, benchSet{name: "bigpatch"}, 10)
+			users := s.Users()
+			var maxWait time.Duration
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				big := store.User{UserName: fmt.Sprintf("big%d", i)}
+				for k := range n {
+					big.Emails = append(big.Emails, store.MultiValue{Value: fmt.Sprintf("old%d@example.com", k), Type: "work"})
+				}
+				u, err := users.Create(ctx, benchTenant, big)
+				if err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan struct{})
+				waited := make(chan time.Duration)
+				go func() {
+					var longest time.Duration
+					for k := 0; ; k++ {
+						select {
+						case <-done:
+							waited <- longest
+							return
+						default:
+						}
+						start := time.Now()
+						if _, err := users.Update(ctx, benchTenant, benchUserID(1), func(u *store.User) error {
+							u.DisplayName = strconv.Itoa(k)
+							return nil
+						}); err != nil {
+							panic(err)
+						}
+						longest = max(longest, time.Since(start))
+					}
+				}()
+				b.StartTimer()
+				if _, err := users.Update(ctx, benchTenant, u.ID, func(u *store.User) error {
+					seen := make(map[string]bool, len(u.Emails))
+					for _, e := range u.Emails {
+						seen[schema.Fold(e.Value)] = true
+					}
+					for k := range n {
+						v := fmt.Sprintf("new%d@example.com", k)
+						if !seen[v] {
+							u.Emails = append(u.Emails, store.MultiValue{Value: v, Type: "work"})
+						}
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				close(done)
+				maxWait = max(maxWait, <-waited)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+			b.ReportMetric(float64(maxWait)/float64(time.Millisecond), "max-wait-ms")
+		})
 	}
 }
