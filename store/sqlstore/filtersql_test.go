@@ -644,6 +644,55 @@ func TestFilterSQLQueryPlan(t *testing.T) {
 	}
 }
 
+// TestFilterSQLSemiJoin checks that on SQLite a comparison that is no equality (an order, a
+// part, presence) is a subquery evaluated once, not one correlated with each resource (inside a
+// value filter, one with each element, looked up by its whole key): SQLite
+// answered those by scanning the attribute's rows in attrs_lookup once per resource, which took
+// minutes over 100k email rows.
+func TestFilterSQLSemiJoin(t *testing.T) {
+	t.Parallel()
+	db := ftSQLite(t)
+	ftLoadFixture(t, db)
+	for _, f := range []string{
+		`emails.value gt "a"`,
+		`emails.value co "example"`,
+		`emails.value sw "alice"`,
+		`emails.value ew ".org"`,
+		`emails.value pr`,
+		`emails.value eq null`,
+		`title ne "Engineer"`,
+		`meta.created ge "2024-01-01T00:00:00Z"`,
+		`emails[type eq "work"].value gt "a"`,
+	} {
+		t.Run(f, func(t *testing.T) {
+			e, err := filter.Parse(f, schema.User())
+			require.NoError(t, err)
+			where, args, err := whereFilter(sqliteDialect, kindUser, "t1", e)
+			require.NoError(t, err)
+			rows, err := db.db.Query(`EXPLAIN QUERY PLAN SELECT r.id FROM res r WHERE r.tenant = ? AND r.kind = ? AND (`+where+`) ORDER BY r.seq`,
+				append([]any{"t1", string(kindUser)}, args...)...)
+			require.NoError(t, err)
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+				plan = append(plan, detail)
+			}
+			require.NoError(t, rows.Err())
+			joined := strings.Join(plan, "\n")
+			assert.Contains(t, joined, "LIST SUBQUERY", joined)
+			for _, step := range plan {
+				// A correlated lookup is one of an element's values, by the whole key.
+				if strings.Contains(step, "EXISTS") {
+					assert.Contains(t, step, "rid=? AND idx=?", joined)
+				}
+			}
+		})
+	}
+}
+
 // TestFilterSQLErrors checks the expressions whereFilter refuses rather than mistranslate.
 func TestFilterSQLErrors(t *testing.T) {
 	t.Parallel()
