@@ -100,6 +100,11 @@ func (w *filterSQL) expr(e filter.Expr, sc scope) error {
 		w.b.WriteByte(')')
 		return nil
 	case *filter.ValuePath:
+		if w.d == postgresDialect {
+			if c, rest, ok := elementDriver(e); ok {
+				return w.drivenValuePath(c, rest, sc)
+			}
+		}
 		// Match visits every index at which FilterValue(attr, nil, i) is ok: the element
 		// markers. A value path starts over at the resource, whatever element encloses it.
 		m := w.open(scope{rid: sc.rid}, e.Attr, nil, w.d == sqliteDialect)
@@ -197,17 +202,75 @@ func (w *filterSQL) compare(c *filter.Compare, sc scope) error {
 			return err
 		}
 	}
-	if presence {
+	if err := w.rowHolds(c, a); err != nil {
+		return err
+	}
+	w.b.WriteByte(')')
+	return nil
+}
+
+// rowHolds writes " AND <row a satisfies c>", nothing when c is a presence test of a
+// sub-attribute (the row's existence is the test).
+func (w *filterSQL) rowHolds(c *filter.Compare, a string) error {
+	if c.Op == filter.Pr || c.Value.Kind == filter.KindNull {
 		if c.Sub == nil && c.Attr.Type == schema.Complex {
 			// Element markers are the only rows of absent values.
 			fmt.Fprintf(&w.b, " AND (%[1]s.b IS NOT NULL OR %[1]s.s IS NOT NULL OR %[1]s.n IS NOT NULL OR %[1]s.t IS NOT NULL)", a)
 		}
-		w.b.WriteByte(')')
 		return nil
 	}
 	w.b.WriteString(" AND ")
-	if err := w.holds(c, a); err != nil {
+	return w.holds(c, a)
+}
+
+// elementDriver returns, for a value path whose filter is a conjunction with a comparison c
+// that only an existing element's value satisfies (of a sub-attribute, not a test of absence,
+// an equality preferred), c and the filter's other conjuncts.
+func elementDriver(vp *filter.ValuePath) (*filter.Compare, []filter.Expr, bool) {
+	all := conjuncts(vp.Filter, nil)
+	best := -1
+	for i, x := range all {
+		c, ok := x.(*filter.Compare)
+		switch {
+		case !ok, c.Attr == nil, c.Sub == nil, c.Filter != nil, c.Attr.Path() != vp.Attr.Path():
+			continue
+		case c.Op == filter.Eq && c.Value.Kind == filter.KindNull:
+			continue
+		}
+		if best < 0 || (c.Op == filter.Eq && all[best].(*filter.Compare).Op != filter.Eq) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, nil, false
+	}
+	rest := append(append([]filter.Expr(nil), all[:best]...), all[best+1:]...)
+	return all[best].(*filter.Compare), rest, true
+}
+
+// conjuncts appends the operands of e's top-level ANDs to out.
+func conjuncts(e filter.Expr, out []filter.Expr) []filter.Expr {
+	if a, ok := e.(*filter.And); ok {
+		return conjuncts(a.Right, conjuncts(a.Left, out))
+	}
+	return append(out, e)
+}
+
+// drivenValuePath writes a value path `attr[c and rest…]` as "rid IN (SELECT a.rid FROM attrs
+// a WHERE <a is a value of c's sub-attribute that satisfies c> AND <rest holds at (a.rid,
+// a.idx)>)": the element is the one of a value that satisfies c, which exists only for an
+// existing element, so its marker row need not be read. An equality in c makes the subquery
+// start from an index lookup instead of every element of the tenant.
+func (w *filterSQL) drivenValuePath(c *filter.Compare, rest []filter.Expr, sc scope) error {
+	a := w.open(scope{rid: sc.rid}, c.Attr, c.Sub, false)
+	if err := w.rowHolds(c, a); err != nil {
 		return err
+	}
+	for _, x := range rest {
+		w.b.WriteString(" AND ")
+		if err := w.expr(x, scope{rid: a + ".rid", idx: a + ".idx"}); err != nil {
+			return err
+		}
 	}
 	w.b.WriteByte(')')
 	return nil
