@@ -22,9 +22,18 @@ package sqlstore
 //   - A value path `emails[f]` is `r.id IN (SELECT m.rid FROM attrs m WHERE <m is an element
 //     marker of emails> AND <f holds at m>)`; inside f, a comparison is the pair (m.rid, m.idx)
 //     IN (or NOT IN) the (rid, idx) of the rows of the same attribute that satisfy it, so the
-//     value and the element are the same one. `emails[f].value op x` is the comparison's
-//     subquery with f holding at its row's (rid, idx). A value path inside f starts over at
-//     m's resource (m.rid IN …).
+//     value and the element are the same one. When f is a conjunction with a comparison c of a
+//     sub-attribute that only a present value satisfies, the subquery starts from c's rows
+//     instead of the markers (drivenValuePath): `emails[value eq "x" and primary eq true]` is
+//     the rows of emails.value equal to "x" whose element's primary is true. `emails[f].value
+//     op x` is the comparison's subquery with f holding at its row's (rid, idx). A value path
+//     inside f starts over at m's resource (m.rid IN …).
+//   - On SQLite, whose planner may answer a correlated subquery by scanning the attribute's
+//     rows in attrs_lookup for each resource, only two kinds of comparison stay correlated
+//     EXISTS: equalities (a lookup of the value for one resource) and comparisons inside a
+//     value filter (a lookup by the whole primary key, rid and idx included); a value path
+//     whose conjuncts are all equalities stays an EXISTS over the resource's markers, which
+//     List starts from the candidates the equalities name (list.go).
 //   - Values are compared in the column of their kind: strings on sf with the literal folded
 //     as filter.Compare.Key gives it (s and the literal as written when the attribute is
 //     caseExact), numbers on n, booleans on b, and for a dateTime attribute, instants on t as
@@ -100,10 +109,11 @@ func (w *filterSQL) expr(e filter.Expr, sc scope) error {
 		w.b.WriteByte(')')
 		return nil
 	case *filter.ValuePath:
-		if w.d == postgresDialect {
-			if c, rest, ok := elementDriver(e); ok {
-				return w.drivenValuePath(c, rest, sc)
-			}
+		// On PostgreSQL an equality drives best (an index lookup); on SQLite the correlated
+		// form below, which List starts from the equality's candidates, serves equalities,
+		// and an order or a part drives.
+		if c, rest, ok := elementDriver(e, w.d == postgresDialect); ok && (w.d == postgresDialect || c.Op != filter.Eq) {
+			return w.drivenValuePath(c, rest, sc)
 		}
 		// Match visits every index at which FilterValue(attr, nil, i) is ok: the element
 		// markers. A value path starts over at the resource, whatever element encloses it.
@@ -224,9 +234,10 @@ func (w *filterSQL) rowHolds(c *filter.Compare, a string) error {
 }
 
 // elementDriver returns, for a value path whose filter is a conjunction with a comparison c
-// that only an existing element's value satisfies (of a sub-attribute, not a test of absence,
-// an equality preferred), c and the filter's other conjuncts.
-func elementDriver(vp *filter.ValuePath) (*filter.Compare, []filter.Expr, bool) {
+// that only an existing element's value satisfies (of a sub-attribute, not a test of absence;
+// an equality preferred when preferEq is set, another comparison when not), c and the filter's
+// other conjuncts.
+func elementDriver(vp *filter.ValuePath, preferEq bool) (*filter.Compare, []filter.Expr, bool) {
 	all := conjuncts(vp.Filter, nil)
 	best := -1
 	for i, x := range all {
@@ -237,7 +248,7 @@ func elementDriver(vp *filter.ValuePath) (*filter.Compare, []filter.Expr, bool) 
 		case c.Op == filter.Eq && c.Value.Kind == filter.KindNull:
 			continue
 		}
-		if best < 0 || (c.Op == filter.Eq && all[best].(*filter.Compare).Op != filter.Eq) {
+		if best < 0 || (c.Op == filter.Eq) == preferEq && (all[best].(*filter.Compare).Op == filter.Eq) != preferEq {
 			best = i
 		}
 	}
@@ -259,8 +270,8 @@ func conjuncts(e filter.Expr, out []filter.Expr) []filter.Expr {
 // drivenValuePath writes a value path `attr[c and rest…]` as "rid IN (SELECT a.rid FROM attrs
 // a WHERE <a is a value of c's sub-attribute that satisfies c> AND <rest holds at (a.rid,
 // a.idx)>)": the element is the one of a value that satisfies c, which exists only for an
-// existing element, so its marker row need not be read. An equality in c makes the subquery
-// start from an index lookup instead of every element of the tenant.
+// existing element, so its marker row need not be read, and the subquery reads the values
+// that satisfy c (one index lookup for an equality) instead of every element of the tenant.
 func (w *filterSQL) drivenValuePath(c *filter.Compare, rest []filter.Expr, sc scope) error {
 	a := w.open(scope{rid: sc.rid}, c.Attr, c.Sub, false)
 	if err := w.rowHolds(c, a); err != nil {
