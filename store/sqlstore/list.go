@@ -11,8 +11,9 @@ import (
 // list runs q over the tenant's rows of table (users or groups, aliased r), in creation order:
 // it counts the matches, then reads the page's id and doc and hands each to each. The filter
 // runs in the database (whereFilter, over the attrs table). On SQLite, whose planner does not
-// turn whereFilter's EXISTS into a join, the candidates the filter's equalities allow are named
-// too, so that the query starts from an index of attrs instead of scanning the tenant.
+// turn whereFilter's correlated EXISTS (equalities, value paths of equalities) into a join, the
+// candidates the filter's equalities allow are named too, so that the query starts from an
+// index of attrs instead of scanning the tenant.
 func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant string, q store.Query, each func(id, doc string)) (int, error) {
 	if err := t.tenantExists(ctx, tenant); err != nil {
 		return 0, err
