@@ -29,9 +29,10 @@ package sqlstore
 //     op x` is the comparison's subquery with f holding at its row's (rid, idx). A value path
 //     inside f starts over at m's resource (m.rid IN …).
 //   - On SQLite, whose planner may answer a correlated subquery by scanning the attribute's
-//     rows in attrs_lookup for each resource, only two kinds of comparison stay correlated
-//     EXISTS: equalities (a lookup of the value for one resource) and comparisons inside a
-//     value filter (a lookup by the whole primary key, rid and idx included); a value path
+//     rows in attrs_lookup for each resource, only three kinds of comparison stay correlated
+//     EXISTS: equalities (a lookup of the value for one resource), presence tests (a lookup by
+//     the primary key's tenant, kind, rid, attr and sub) and comparisons inside a value filter
+//     (a lookup by the whole primary key, rid and idx included); a value path
 //     whose conjuncts are all equalities stays an EXISTS over the resource's markers, which
 //     List starts from the candidates the equalities name (list.go).
 //   - Values are compared in the column of their kind: strings on sf with the literal folded
@@ -180,17 +181,19 @@ func (w *filterSQL) open(sc scope, attr, sub *schema.Attribute, correlated bool)
 
 // correlated reports whether comparison c in scope sc is written as a correlated EXISTS (see
 // open). On SQLite it is for the comparisons in a value filter, which look up one row by the
-// whole primary key (tenant, kind, rid, attr, sub, idx), and for equalities, which look up one
-// value of one resource in attrs_lookup or attrs_exact (or by primary key): both cost a lookup
-// per resource, and SQLite cannot start a semi-join from the partial index attrs_exact. Every
-// other comparison (an order, a part, presence), whose correlated form SQLite may answer by
-// scanning the values of every resource in the index for each resource, and every comparison on
-// PostgreSQL, which turns IN into a semi-join it plans with the rest, is an IN.
+// whole primary key (tenant, kind, rid, attr, sub, idx); for equalities, which look up one
+// value of one resource in attrs_lookup or attrs_exact (or by primary key); and for presence
+// tests, which constrain no indexed value, so that the primary key's (tenant, kind, rid, attr,
+// sub) is the longest equality any index serves: each costs a lookup per resource, and stops
+// at the first value found when List pages. SQLite cannot start a semi-join from the partial
+// index attrs_exact either. An order or a part, whose correlated form SQLite may answer by
+// scanning the values of every resource in attrs_lookup for each resource, and every comparison
+// on PostgreSQL, which turns IN into a semi-join it plans with the rest, is an IN.
 func (w *filterSQL) correlated(c *filter.Compare, sc scope) bool {
 	if w.d != sqliteDialect {
 		return false
 	}
-	return sc.idx != "" || (c.Op == filter.Eq && c.Value.Kind != filter.KindNull)
+	return sc.idx != "" || c.Op == filter.Eq || c.Op == filter.Pr || c.Value.Kind == filter.KindNull
 }
 
 // compare writes a comparison in scope sc, following filter.Compare's any and holds.
