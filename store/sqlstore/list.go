@@ -29,15 +29,17 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 		if t.d == postgresDialect {
 			// No JIT compilation: a List reads at most a tenant's rows, which JIT makes slower
 			// (it compiles for longer than such a query runs once its cost estimate passes
-			// jit_above_cost). A value path joins rows of attrs with rows of attrs on (rid,
-			// idx); while attrs has no statistics (after an import, before autovacuum) the
-			// planner takes every such row set for one row and nests loops that scan the rows
-			// of one attribute per row of another: minutes for a user with 30k emails. Then
-			// hash joins, which cost one pass over each row set whatever the statistics, are
-			// the only joins; with statistics the planner's nested loops of index lookups are
-			// faster.
+			// jit_above_cost). While attrs has no statistics (after an import, before
+			// autovacuum) the planner takes every subquery of whereFilter for one row, and
+			// nests loops over them: for a value path, loops that scan the rows of one
+			// attribute per row of another (minutes for a user with 30k emails); for an order,
+			// a part or presence, a lookup of the resource per matching value (seconds over
+			// 300k values). Then hash joins, which cost one pass over each row set whatever
+			// the statistics, are the only joins, unless every comparison is an equality,
+			// whose subquery is the few rows the planner takes it for. With statistics the
+			// planner's choice stands.
 			nestLoop := `'on'`
-			if hasValuePath(q.Filter) {
+			if !onlyEqualities(q.Filter) {
 				nestLoop = `CASE WHEN EXISTS (SELECT 1 FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname
 					JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
 					WHERE c.oid = 'attrs'::regclass AND s.attname = 'rid') THEN 'on' ELSE 'off' END`
@@ -95,19 +97,18 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 	return total, rows.Err()
 }
 
-// hasValuePath reports whether e holds a value filter (`emails[…]`, `emails[…].value`).
-func hasValuePath(e filter.Expr) bool {
+// onlyEqualities reports whether every comparison in e is an equality with a value (not null),
+// outside any value path.
+func onlyEqualities(e filter.Expr) bool {
 	switch e := e.(type) {
-	case *filter.ValuePath:
-		return true
 	case *filter.Compare:
-		return e.Filter != nil
+		return e.Op == filter.Eq && e.Value.Kind != filter.KindNull && e.Filter == nil
 	case *filter.And:
-		return hasValuePath(e.Left) || hasValuePath(e.Right)
+		return onlyEqualities(e.Left) && onlyEqualities(e.Right)
 	case *filter.Or:
-		return hasValuePath(e.Left) || hasValuePath(e.Right)
+		return onlyEqualities(e.Left) && onlyEqualities(e.Right)
 	case *filter.Not:
-		return hasValuePath(e.X)
+		return onlyEqualities(e.X)
 	}
 	return false
 }
