@@ -37,7 +37,9 @@ type Users interface {
 	// Create stores u in tenant and returns it as stored. An empty u.ID gets a new id
 	// (NewID("user")). ErrNotFound if the tenant does not exist; ErrInvalid if u.UserName is
 	// empty; ErrConflict if the userName (case-insensitively) or the id is taken in the tenant.
-	// Of concurrent creates of one userName exactly one succeeds. u.Groups is ignored.
+	// Of concurrent creates of one userName exactly one succeeds. u.Groups is ignored. A zero
+	// u.Meta.Created becomes the time of the create and a zero u.Meta.LastModified becomes
+	// Meta.Created, so every stored user has both; times the caller set are kept.
 	Create(ctx context.Context, tenant string, u User) (*User, error)
 
 	// Get returns the user with Groups derived from current memberships. ErrNotFound if the
@@ -50,6 +52,16 @@ type Users interface {
 	// not exist; ErrConflict if fn renamed the user to a userName taken in the tenant;
 	// ErrInvalid if fn changed the id or emptied the userName. Changes fn makes to Groups are
 	// ignored. fn must not call the store. It returns the user as stored.
+	//
+	// fn may be called more than once: a backend may call it outside its write transaction and,
+	// when another write to the user came between, read the user again and call fn again on the
+	// new copy; only the last call's result is stored. So fn must have no effect outside the copy
+	// it is given (and what it returns), and must not keep the copy.
+	//
+	// When fn changed the user (anything but Meta and Groups; an empty list is the same as none)
+	// and left Meta.LastModified as it was, LastModified becomes the time of the update; an
+	// Update that changes nothing keeps it, and a LastModified that fn set is kept. A Meta time
+	// that fn zeroed is restored.
 	Update(ctx context.Context, tenant, id string, fn func(*User) error) (*User, error)
 
 	// Delete removes the user and its membership of every group. ErrNotFound if the user does
@@ -70,7 +82,8 @@ type Groups interface {
 	// Create stores g in tenant and returns it as stored. An empty g.ID gets a new id
 	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
 	// not exist; ErrInvalid if g.DisplayName is empty; ErrConflict if the id is taken;
-	// ErrMemberNotFound if a member is not a user of the tenant (nothing is stored).
+	// ErrMemberNotFound if a member is not a user of the tenant (nothing is stored). Meta times
+	// are set as Users.Create sets them.
 	Create(ctx context.Context, tenant string, g Group) (*Group, error)
 
 	// Get returns the group with each member's Display and Type filled. ErrNotFound if the
@@ -82,7 +95,9 @@ type Groups interface {
 	// take effect. If fn returns an error nothing is stored and Update returns it as it is.
 	// ErrNotFound if the group does not exist; ErrMemberNotFound if fn added a member that is
 	// not a user of the tenant; ErrInvalid if fn changed the id or emptied the displayName.
-	// fn must not call the store. It returns the group as stored.
+	// fn must not call the store. It returns the group as stored. Meta.LastModified moves as
+	// in Users.Update: when fn changed the displayName, the externalId or the member values
+	// (not their derived display and type).
 	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
 
 	// Delete removes the group. ErrNotFound if it does not exist.

@@ -86,7 +86,8 @@ type Manager struct {
 }
 
 // Meta is a resource's metadata. The store keeps the instants its caller sets (a backend may
-// give them back in UTC); resourceType and location are derived when a response is written.
+// give them back in UTC) and fills the ones left zero (see Users.Create and Users.Update);
+// resourceType and location are derived when a response is written.
 type Meta struct {
 	Created      time.Time
 	LastModified time.Time

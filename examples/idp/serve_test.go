@@ -25,6 +25,8 @@ import (
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/examples/internal/httpserve"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
 )
 
 // service is a run of the service in this process.
@@ -226,6 +228,13 @@ func TestEnsureDemo(t *testing.T) {
 	alice := users.Resources[0]
 	assert.Equal(t, "alice", alice.UserName)
 	assert.True(t, alice.Active)
+	assert.False(t, alice.Meta.Created.IsZero(), "the store gave alice meta.created")
+	assert.True(t, alice.Meta.LastModified.Equal(alice.Meta.Created), "and meta.lastModified")
+	dated, err := filter.Parse(`meta.created gt "2020-01-01T00:00:00Z" and meta.lastModified ge "2020-01-01T00:00:00Z"`, schema.User())
+	require.NoError(t, err)
+	found, err := d.Users.List(ctx, demoTenant, store.Query{Filter: dated, Count: -1})
+	require.NoError(t, err)
+	assert.Equal(t, 1, found.TotalResults, "date filters find alice")
 	cred, err := d.Pictures.Get(ctx, demoTenant, alice.ID)
 	require.NoError(t, err, "alice is enrolled")
 	assert.Equal(t, demoImage, cred.Image)

@@ -8,6 +8,7 @@ import (
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/internal/changes"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -34,6 +35,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 	if g.ID == "" {
 		g.ID = store.NewID("group")
 	}
+	stamp.Create(&g.Meta, stamp.Now())
 	var out *store.Group
 	p := changes.New(ctx, tenant)
 	err := gs.s.write(ctx, tenant, func(t *tenantData) error {
@@ -73,8 +75,12 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 	return update(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill, fn, (*tenantData).applyGroup, changes.Group)
 }
 
-// applyGroup stores what an Update function left, keeping the indexes in step.
+// applyGroup stores what an Update function left, with its meta times (stamp.Group), keeping
+// the indexes in step.
 func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
+	var before store.Group
+	rec.fill(&before)
+	stamp.Group(&before, work, stamp.Now())
 	switch {
 	case work.ID != rec.g.ID:
 		return fmt.Errorf("group %q: the id cannot change: %w", rec.g.ID, store.ErrInvalid)

@@ -8,6 +8,7 @@ import (
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/internal/changes"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -41,6 +42,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	if u.ID == "" {
 		u.ID = store.NewID("user")
 	}
+	stamp.Create(&u.Meta, stamp.Now())
 	var out *store.User
 	p := changes.New(ctx, tenant)
 	err := us.s.write(ctx, tenant, func(t *tenantData) error {
@@ -75,8 +77,17 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 	return update(us.s, ctx, tenant, id, (*tenantData).user, (*userRec).fill, fn, (*tenantData).applyUser, changes.User)
 }
 
-// applyUser stores what an Update function left, keeping the indexes in step.
+// applyUser stores what an Update function left, with its meta times (stamp.User), keeping the
+// indexes in step.
 func (t *tenantData) applyUser(rec *userRec, work *store.User) error {
+	var before store.User
+	rec.fill(&before)
+	stamp.User(&before, work, stamp.Now())
+	return t.storeUser(rec, work)
+}
+
+// storeUser stores what an Update function left, keeping the indexes in step.
+func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	switch {
 	case work.ID != rec.id():
 		return fmt.Errorf("user %q: the id cannot change: %w", rec.id(), store.ErrInvalid)

@@ -106,15 +106,38 @@ func (t *txn) putAttrs(ctx context.Context, tenant string, kind resourceKind, ri
 	if err != nil {
 		return err
 	}
-	ins := attrInserter{t: t, upsert: len(stored) > 0}
+	changed, gone := attrDiff(stored, rows)
+	return t.applyAttrDiff(ctx, tenant, kind, rid, changed, gone, len(stored) > 0)
+}
+
+// attrDiff returns what turns the stored rows of a resource into rows: the rows to write
+// (new, or with other values) and the keys of the stored rows to delete.
+func attrDiff(stored map[attrKey]attrRow, rows []attrRow) ([]attrRow, []attrKey) {
+	var changed []attrRow
+	seen := make(map[attrKey]bool, len(rows))
 	for i := range rows {
 		k := attrKey{rows[i].Attr, rows[i].Sub, rows[i].Idx}
-		was, ok := stored[k]
-		delete(stored, k)
-		if ok && was == rows[i] {
+		seen[k] = true
+		if was, ok := stored[k]; ok && was == rows[i] {
 			continue
 		}
-		if err := ins.add(ctx, tenant, kind, rid, &rows[i]); err != nil {
+		changed = append(changed, rows[i])
+	}
+	var gone []attrKey
+	for k := range stored {
+		if !seen[k] {
+			gone = append(gone, k)
+		}
+	}
+	return changed, gone
+}
+
+// applyAttrDiff writes the changed rows of a resource (as upserts when it has stored rows) and
+// deletes its gone ones.
+func (t *txn) applyAttrDiff(ctx context.Context, tenant string, kind resourceKind, rid string, changed []attrRow, gone []attrKey, upsert bool) error {
+	ins := attrInserter{t: t, upsert: upsert}
+	for i := range changed {
+		if err := ins.add(ctx, tenant, kind, rid, &changed[i]); err != nil {
 			return err
 		}
 	}
@@ -122,25 +145,25 @@ func (t *txn) putAttrs(ctx context.Context, tenant string, kind resourceKind, ri
 		return err
 	}
 	const perDelete = 100
-	var gone []any
+	var args []any
 	var cond strings.Builder
 	flush := func() error {
-		if len(gone) == 0 {
+		if len(args) == 0 {
 			return nil
 		}
 		_, err := t.exec(ctx, `DELETE FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND (`+cond.String()+`)`,
-			append([]any{tenant, string(kind), rid}, gone...)...)
-		gone = gone[:0]
+			append([]any{tenant, string(kind), rid}, args...)...)
+		args = args[:0]
 		cond.Reset()
 		return err
 	}
-	for k := range stored {
-		if len(gone) > 0 {
+	for _, k := range gone {
+		if len(args) > 0 {
 			cond.WriteString(" OR ")
 		}
 		cond.WriteString(`(attr = ? AND sub = ? AND idx = ?)`)
-		gone = append(gone, k.attr, k.sub, k.idx)
-		if len(gone) == 3*perDelete {
+		args = append(args, k.attr, k.sub, k.idx)
+		if len(args) == 3*perDelete {
 			if err := flush(); err != nil {
 				return err
 			}

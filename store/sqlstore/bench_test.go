@@ -62,7 +62,20 @@ type benchSet struct {
 	// titles are the titles the users get in turn: user i has titles[(i-1)%len(titles)],
 	// where "" is no title. No titles: no user has one.
 	titles []string
+	// emails is the number of emails of each user: benchEmail(i, 0), benchEmail(i, 1), …,
+	// of type work, the first primary.
+	emails int
+	// bigEmails, when not 0, adds one user (userName "big") with that many emails
+	// (benchBigEmail(0), …, the first primary), stored by Users.Create.
+	bigEmails int
+	// noAnalyze leaves the database without planner statistics, as right after an import
+	// before PostgreSQL's autovacuum comes by (which the set turns off for its tables).
+	noAnalyze bool
 }
+
+// benchEmail is the k-th email of the i-th benchmark user, benchBigEmail the k-th of user big.
+func benchEmail(i, k int) string { return fmt.Sprintf("e%d.%s@example.com", k, benchUserName(i)) }
+func benchBigEmail(k int) string { return fmt.Sprintf("big%d@example.org", k) }
 
 // benchStore returns a Store of the dialect over the database of set, holding n users in tenant
 // bench, built once per run with bulk INSERT … SELECT statements (not through Users.Create), so
@@ -104,13 +117,37 @@ func benchStore(b *testing.B, d dialect, set benchSet, n int) *Store {
 		if err := s.Migrate(ctx); err != nil {
 			b.Fatal(err)
 		}
-		if err := bulkUsers(ctx, s, n, set.titles); err != nil {
+		if set.noAnalyze && d == postgresDialect {
+			for _, table := range []string{"users", "attrs", "members", "groups"} {
+				if _, err := s.db.ExecContext(ctx, "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := bulkUsers(ctx, s, n, set.titles, set.emails); err != nil {
 			b.Fatal(err)
+		}
+		if set.bigEmails > 0 {
+			big := store.User{UserName: "big", Active: true}
+			for k := range set.bigEmails {
+				big.Emails = append(big.Emails, store.MultiValue{Value: benchBigEmail(k), Type: "work", Primary: k == 0})
+			}
+			if _, err := s.Users().Create(ctx, benchTenant, big); err != nil {
+				b.Fatal(err)
+			}
 		}
 		// As after any bulk import: statistics for the planners (PostgreSQL's autovacuum
 		// would gather them too, a little later).
-		if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
-			b.Fatal(err)
+		if !set.noAnalyze {
+			// On PostgreSQL the set's tables only: a bare ANALYZE would also give statistics to
+			// the other sets' schemas.
+			analyze := "ANALYZE"
+			if d == postgresDialect {
+				analyze = "ANALYZE tenants, users, groups, members, attrs"
+			}
+			if _, err := s.db.ExecContext(ctx, analyze); err != nil {
+				b.Fatal(err)
+			}
 		}
 		s.Close()
 		b.Logf("built %d users (%v) in %v", n, Dialect(d), time.Since(start).Round(time.Millisecond))
@@ -158,24 +195,38 @@ func openBench(b testing.TB, d dialect, dsn, where string, create bool) *Store {
 }
 
 // bulkUsers adds n users to tenant bench: user i has id benchUserID(i), userName
-// benchUserName(i), title titles[(i-1)%len(titles)] ("" or no titles: none) and is active. The
+// benchUserName(i), title titles[(i-1)%len(titles)] ("" or no titles: none), the emails
+// benchEmail(i, 0) … benchEmail(i, emails-1) of type work (the first primary) and is active. The
 // users are written by INSERT … SELECT over a series, and their attrs rows by one INSERT …
 // SELECT per row that attrRows gives a template user, with the template's id and userName
 // replaced by each user's, and the title rows by one more, from those of each title.
-func bulkUsers(ctx context.Context, s *Store, n int, titles []string) error {
+func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int) error {
 	if err := s.Tenants().Create(ctx, store.Tenant{ID: benchTenant, DisplayName: "Benchmark"}); err != nil {
 		return err
 	}
 	const idMark, nameMark = "\x01id", "\x01name"
 	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 	tmpl := store.User{ID: idMark, UserName: nameMark, Active: true, Meta: store.Meta{Created: created}}
+	for k := range emails {
+		// benchEmail with the userName marked, which text replaces by each user's.
+		tmpl.Emails = append(tmpl.Emails, store.MultiValue{Value: fmt.Sprintf("e%d.%s@example.com", k, nameMark), Type: "work", Primary: k == 0})
+	}
+	// emailsJSON is the doc's "Emails" member of user i.
+	emailsJSON := `''`
+	if emails > 0 {
+		v, err := json.Marshal(tmpl.Emails)
+		if err != nil {
+			return err
+		}
+		emailsJSON = `',"Emails":' || replace(` + quote(string(v)) + `, ` + quote(`\u0001name`) + `, 'user' || i)`
+	}
 	series := `WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM series WHERE i < ` + strconv.Itoa(n) + `) `
 	pad := `printf('%08d', i)`
 	from := ` FROM series`
 	if s.d == postgresDialect {
 		series, pad, from = ``, `lpad(i::text, 8, '0')`, ` FROM generate_series(1, `+strconv.Itoa(n)+`) AS series(i)`
 	}
-	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 	// titleJSON is the doc's "Title" member of user i, titleOf the number of user u's title.
 	titleJSON := `''`
 	titleOf := `(CAST(substr(u.user_name, 5) AS INTEGER) - 1) % ` + strconv.Itoa(max(len(titles), 1))
@@ -195,7 +246,7 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string) error {
 	return s.write(ctx, func(t *txn) error {
 		if _, err := t.exec(ctx, series+`INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
 			SELECT '`+benchTenant+`', 'user_' || `+pad+`, 'user' || i, 'user' || i, '',
-				'{"ID":"user_' || `+pad+` || '","UserName":"user' || i || '"' || `+titleJSON+` || ',"Active":true,"Meta":{"Created":"`+
+				'{"ID":"user_' || `+pad+` || '","UserName":"user' || i || '"' || `+titleJSON+` || ',"Active":true' || `+emailsJSON+` || ',"Meta":{"Created":"`+
 			created.Format(time.RFC3339Nano)+`"}}'`+from+` ORDER BY i`); err != nil {
 			return fmt.Errorf("bulk users: %w", err)
 		}
@@ -207,6 +258,9 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string) error {
 				return "u.id"
 			case v.String == nameMark:
 				return "u.user_name"
+			case strings.Contains(v.String, nameMark):
+				before, after, _ := strings.Cut(v.String, nameMark)
+				return quote(before) + " || u.user_name || " + quote(after)
 			}
 			return quote(v.String)
 		}
@@ -268,7 +322,7 @@ func TestBulkUsers(t *testing.T) {
 			require.NoError(t, s.Migrate(ctx))
 			titles := benchTitles()
 			const n = 25
-			require.NoError(t, bulkUsers(ctx, s, n, titles))
+			require.NoError(t, bulkUsers(ctx, s, n, titles, 3))
 			page, err := s.Users().List(ctx, benchTenant, store.Query{Count: -1})
 			require.NoError(t, err)
 			require.Len(t, page.Resources, n)
@@ -277,6 +331,10 @@ func TestBulkUsers(t *testing.T) {
 				assert.Equal(t, benchUserName(i+1), u.UserName)
 				assert.Equal(t, titles[i%len(titles)], u.Title, "user %d", i+1)
 				assert.True(t, u.Active)
+				require.Len(t, u.Emails, 3)
+				for k, e := range u.Emails {
+					assert.Equal(t, store.MultiValue{Value: benchEmail(i+1, k), Type: "work", Primary: k == 0}, e)
+				}
 			}
 			checkAttrs(t, s, "after bulkUsers")
 		})
@@ -426,6 +484,191 @@ func BenchmarkSQLListFiltered(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+		})
+	}
+}
+
+// emailSet is the data set of the benchmarks of filters on emails: 100k users with 3 emails
+// each, and user big with 30k. emailSetNoStats is the same without planner statistics.
+var (
+	emailSet        = benchSet{name: "emails", emails: 3, bigEmails: 30_000}
+	emailSetNoStats = benchSet{name: "emails-nostats", emails: 3, bigEmails: 30_000, noAnalyze: true}
+)
+
+// BenchmarkSQLListEmails lists the first 100 users of filters that compare emails.value (a
+// sub-attribute of a multi-valued attribute, 330k values) with an order or a part, which no
+// index answers for one user: each comparison must be evaluated over the values once, not once
+// per user, with planner statistics and without. It reports ms/op besides ns/op.
+func BenchmarkSQLListEmails(b *testing.B) {
+	ctx := context.Background()
+	const n = 100_000
+	for _, tc := range []struct {
+		name   string
+		filter string
+		match  func(email string) bool // whether an email satisfies the filter
+	}{
+		{"gt", `emails.value gt "a"`, func(v string) bool { return v > "a" }},
+		{"co", `emails.value co "9.user1"`, func(v string) bool { return strings.Contains(v, "9.user1") }},
+		{"sw", `emails.value sw "E2.USER1"`, func(v string) bool { return strings.HasPrefix(v, "e2.user1") }},
+		{"pr", `emails.value pr`, func(string) bool { return true }},
+		{"value-path-gt", `emails[type eq "work" and value gt "e2.user5"]`, func(v string) bool { return v > "e2.user5" }},
+	} {
+		e, err := filter.Parse(tc.filter, schema.User())
+		if err != nil {
+			b.Fatal(err)
+		}
+		want := countEmailMatches(n, tc.match)
+		for _, set := range []benchSet{emailSet, emailSetNoStats} {
+			for _, d := range benchDialects {
+				b.Run(fmt.Sprintf("%s/%s/%s/users=%d", tc.name, set.name, dialectName(d), n), func(b *testing.B) {
+					s := benchStore(b, d, set, n)
+					users := s.Users()
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						p, err := users.List(ctx, benchTenant, store.Query{Filter: e, Count: 100})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if p.TotalResults != want || len(p.Resources) != min(want, 100) {
+							b.Fatalf("found %d users (%d on the page), want %d", p.TotalResults, len(p.Resources), want)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+				})
+			}
+		}
+	}
+}
+
+// countEmailMatches counts the users of emailSet with an email that match keeps.
+func countEmailMatches(n int, match func(string) bool) int {
+	count := 0
+	for i := 1; i <= n; i++ {
+		for k := range emailSet.emails {
+			if match(benchEmail(i, k)) {
+				count++
+				break
+			}
+		}
+	}
+	for k := range emailSet.bigEmails {
+		if match(benchBigEmail(k)) {
+			return count + 1
+		}
+	}
+	return count
+}
+
+// BenchmarkSQLLoginHint runs the lookups with which oidc2fa finds the user a login hint names by
+// email, `userName eq "…"` and `emails[value eq "…" and primary eq true]`, for the primary email
+// of user big (30k emails) and of an ordinary user, among 100k users: on emailSet (with planner
+// statistics) and on the same data without statistics. It reports ms/op besides ns/op.
+func BenchmarkSQLLoginHint(b *testing.B) {
+	ctx := context.Background()
+	const n = 100_000
+	for _, set := range []benchSet{emailSet, emailSetNoStats} {
+		for _, hint := range []struct{ name, email string }{{"big", benchBigEmail(0)}, {"ordinary", benchEmail(4242, 0)}} {
+			var filters []filter.Expr
+			for _, f := range []string{`userName eq "` + hint.email + `"`, `emails[value eq "` + hint.email + `" and primary eq true]`} {
+				e, err := filter.Parse(f, schema.User())
+				if err != nil {
+					b.Fatal(err)
+				}
+				filters = append(filters, e)
+			}
+			for _, d := range benchDialects {
+				b.Run(fmt.Sprintf("%s/%s/%s/users=%d", set.name, hint.name, dialectName(d), n), func(b *testing.B) {
+					s := benchStore(b, d, set, n)
+					users := s.Users()
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						found := 0
+						for _, e := range filters {
+							p, err := users.List(ctx, benchTenant, store.Query{Filter: e, StartIndex: 1, Count: 2})
+							if err != nil {
+								b.Fatal(err)
+							}
+							found += p.TotalResults
+						}
+						if found != 1 {
+							b.Fatalf("found %d users, want 1", found)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkSQLUpdateBigUser adds 35k emails to a user that has 35k, as a big PATCH does, while
+// another writer of the same tenant updates a small user in a loop. It reports the Update's
+// ms/op and the longest wait of one of the other writer's updates (max-wait-ms): how long the
+// big Update holds back the tenant's writes (on SQLite, every write of the database).
+func BenchmarkSQLUpdateBigUser(b *testing.B) {
+	ctx := context.Background()
+	const n = 35_000
+	for _, d := range benchDialects {
+		b.Run(dialectName(d), func(b *testing.B) {
+			s := benchStore(b, d, benchSet{name: "bigpatch"}, 10)
+			users := s.Users()
+			var maxWait time.Duration
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				big := store.User{UserName: fmt.Sprintf("big%d", i)}
+				for k := range n {
+					big.Emails = append(big.Emails, store.MultiValue{Value: fmt.Sprintf("old%d@example.com", k), Type: "work"})
+				}
+				u, err := users.Create(ctx, benchTenant, big)
+				if err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan struct{})
+				waited := make(chan time.Duration)
+				go func() {
+					var longest time.Duration
+					for k := 0; ; k++ {
+						select {
+						case <-done:
+							waited <- longest
+							return
+						default:
+						}
+						start := time.Now()
+						if _, err := users.Update(ctx, benchTenant, benchUserID(1), func(u *store.User) error {
+							u.DisplayName = strconv.Itoa(k)
+							return nil
+						}); err != nil {
+							panic(err)
+						}
+						longest = max(longest, time.Since(start))
+					}
+				}()
+				b.StartTimer()
+				if _, err := users.Update(ctx, benchTenant, u.ID, func(u *store.User) error {
+					seen := make(map[string]bool, len(u.Emails))
+					for _, e := range u.Emails {
+						seen[schema.Fold(e.Value)] = true
+					}
+					for k := range n {
+						v := fmt.Sprintf("new%d@example.com", k)
+						if !seen[v] {
+							u.Emails = append(u.Emails, store.MultiValue{Value: v, Type: "work"})
+						}
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				close(done)
+				maxWait = max(maxWait, <-waited)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+			b.ReportMetric(float64(maxWait)/float64(time.Millisecond), "max-wait-ms")
 		})
 	}
 }

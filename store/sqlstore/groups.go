@@ -10,6 +10,7 @@ import (
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/internal/changes"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -27,6 +28,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 	if g.ID == "" {
 		g.ID = store.NewID("group")
 	}
+	stamp.Create(&g.Meta, stamp.Now())
 	want := g.Members
 	doc, err := groupDoc(&g)
 	if err != nil {
@@ -117,16 +119,12 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		}
 		old := ms[id]
 		work.Members = append([]store.Member(nil), old...)
+		before := stamp.CloneGroup(work)
 		p := changes.New(ctx, tenant)
-		var before *store.Group
-		if p != nil {
-			b := *work
-			b.Members = append([]store.Member(nil), old...)
-			before = &b
-		}
 		if err := fn(work); err != nil {
 			return err
 		}
+		stamp.Group(before, work, stamp.Now())
 		switch {
 		case work.ID != id:
 			return fmt.Errorf("group %q: the id cannot change: %w", id, store.ErrInvalid)

@@ -11,8 +11,9 @@ import (
 // list runs q over the tenant's rows of table (users or groups, aliased r), in creation order:
 // it counts the matches, then reads the page's id and doc and hands each to each. The filter
 // runs in the database (whereFilter, over the attrs table). On SQLite, whose planner does not
-// turn whereFilter's EXISTS into a join, the candidates the filter's equalities allow are named
-// too, so that the query starts from an index of attrs instead of scanning the tenant.
+// turn whereFilter's correlated EXISTS (equalities, value paths of equalities) into a join, the
+// candidates the filter's equalities allow are named too, so that the query starts from an
+// index of attrs instead of scanning the tenant.
 func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant string, q store.Query, each func(id, doc string)) (int, error) {
 	if err := t.tenantExists(ctx, tenant); err != nil {
 		return 0, err
@@ -21,9 +22,31 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 	where := `r.tenant = ?`
 	var args []any
 	if q.Filter != nil {
-		w, wargs, err := whereFilter(t.d, kind, q.Filter)
+		w, wargs, err := whereFilter(t.d, kind, tenant, q.Filter)
 		if err != nil {
 			return 0, err
+		}
+		if t.d == postgresDialect {
+			// No JIT compilation: a List reads at most a tenant's rows, which JIT makes slower
+			// (it compiles for longer than such a query runs once its cost estimate passes
+			// jit_above_cost). While attrs has no statistics (after an import, before
+			// autovacuum) the planner takes every subquery of whereFilter for one row, and
+			// nests loops over them: for a value path, loops that scan the rows of one
+			// attribute per row of another (minutes for a user with 30k emails); for an order,
+			// a part or presence, a lookup of the resource per matching value (seconds over
+			// 300k values). Then hash joins, which cost one pass over each row set whatever
+			// the statistics, are the only joins, unless every comparison is an equality,
+			// whose subquery is the few rows the planner takes it for. With statistics the
+			// planner's choice stands.
+			nestLoop := `'on'`
+			if !onlyEqualities(q.Filter) {
+				nestLoop = `CASE WHEN EXISTS (SELECT 1 FROM pg_stats s JOIN pg_namespace n ON n.nspname = s.schemaname
+					JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
+					WHERE c.oid = 'attrs'::regclass AND s.attname = 'rid') THEN 'on' ELSE 'off' END`
+			}
+			if _, err := t.exec(ctx, `SELECT set_config('jit', 'off', true), set_config('enable_nestloop', `+nestLoop+`, true)`); err != nil {
+				return 0, err
+			}
 		}
 		if t.d == sqliteDialect {
 			if c, cargs, ok := candidates(kind, tenant, q.Filter); ok {
@@ -72,6 +95,22 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 		each(id, doc)
 	}
 	return total, rows.Err()
+}
+
+// onlyEqualities reports whether every comparison in e is an equality with a value (not null),
+// outside any value path.
+func onlyEqualities(e filter.Expr) bool {
+	switch e := e.(type) {
+	case *filter.Compare:
+		return e.Op == filter.Eq && e.Value.Kind != filter.KindNull && e.Filter == nil
+	case *filter.And:
+		return onlyEqualities(e.Left) && onlyEqualities(e.Right)
+	case *filter.Or:
+		return onlyEqualities(e.Left) && onlyEqualities(e.Right)
+	case *filter.Not:
+		return onlyEqualities(e.X)
+	}
+	return false
 }
 
 // candidates returns a query of the ids (column rid, possibly repeated) of a superset of the

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
-	// The two drivers sqlstore speaks; Open uses them by name.
-	_ "github.com/jackc/pgx/v5/stdlib"
+	// The two drivers sqlstore speaks.
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/visid/visid/store"
@@ -48,6 +51,15 @@ type Config struct {
 	// Dialect is the database's SQL dialect. Zero: detected from DB's driver
 	// (modernc.org/sqlite is SQLite, github.com/jackc/pgx/v5/stdlib is Postgres).
 	Dialect Dialect
+
+	// StatementTimeout bounds how long one statement may run on PostgreSQL: Open sets it as
+	// the statement_timeout of every connection it opens, and a statement that runs longer
+	// fails (SQLSTATE 57014, query_canceled) instead of holding its connection and locks.
+	// Zero: 30 s. Negative: none (the server's setting holds). A Store made by New over a
+	// Config.DB leaves the DB's connections as they are: give them a statement_timeout
+	// yourself (for pgx, the DSN parameter statement_timeout=30000). Every store call also
+	// stops when its ctx is done, on both dialects.
+	StatementTimeout time.Duration
 
 	// KeyEncryptionKey is the AES-256 key (32 bytes) that encrypts signing keys' private keys
 	// before they are stored. Nil: the Store's SigningKeys.Add and List fail with
@@ -106,13 +118,17 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return Config{}.Open(ctx, dsn)
 }
 
+// DefaultStatementTimeout is the statement_timeout of Config.StatementTimeout's zero value.
+const DefaultStatementTimeout = 30 * time.Second
+
 // Open opens the database dsn names and returns a Store over it with the rest of cfg, whose DB
 // and Dialect must be unset. Close closes the database.
 //
 //   - "sqlite:PATH" opens the SQLite file PATH (created if missing) in WAL mode, with a busy
 //     timeout of 10 s and foreign keys on. PATH may carry further modernc.org/sqlite DSN
 //     parameters after a '?'; ":memory:" is a private in-memory database on one connection.
-//   - "postgres://…" or "postgresql://…" opens PostgreSQL through pgx.
+//   - "postgres://…" or "postgresql://…" opens PostgreSQL through pgx, every connection with
+//     the statement_timeout of cfg.StatementTimeout.
 func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 	if cfg.DB != nil || cfg.Dialect != 0 {
 		return nil, errors.New("sqlstore: Config.Open: DB and Dialect come from the dsn and must be unset")
@@ -149,10 +165,14 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 		}
 		cfg.Dialect = SQLite
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		db, err = sql.Open("pgx", dsn)
+		pc, err := pgx.ParseConfig(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: Open: %w", err)
 		}
+		if t := cfg.statementTimeout(); t > 0 {
+			pc.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(t.Milliseconds(), 1), 10)
+		}
+		db = stdlib.OpenDB(*pc)
 		cfg.Dialect = Postgres
 	default:
 		return nil, errors.New(`sqlstore: Open: the dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
@@ -169,6 +189,17 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s.own = true
 	return s, nil
+}
+
+// statementTimeout returns the statement_timeout Open sets, 0 for none.
+func (cfg Config) statementTimeout() time.Duration {
+	switch {
+	case cfg.StatementTimeout == 0:
+		return DefaultStatementTimeout
+	case cfg.StatementTimeout < 0:
+		return 0
+	}
+	return cfg.StatementTimeout
 }
 
 // InMemory reports whether dsn names a SQLite in-memory database ("sqlite::memory:", or a

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/internal/changes"
+	"github.com/visid/visid/store/internal/stamp"
 	"github.com/visid/visid/store/schema"
 )
 
@@ -32,6 +34,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	if u.ID == "" {
 		u.ID = store.NewID("user")
 	}
+	stamp.Create(&u.Meta, stamp.Now())
 	doc, err := userDoc(&u)
 	if err != nil {
 		return nil, err
@@ -150,14 +153,122 @@ func (us *Users) Get(ctx context.Context, tenant, id string) (*store.User, error
 	return out, nil
 }
 
-// Update implements store.Users.
+// Update implements store.Users. fn runs outside the write transaction, on the user as a read
+// transaction found it: the write transaction then checks that the user's document and groups
+// are still what fn saw, and stores fn's result with the changes to its attrs rows computed
+// beforehand. When another write came between, Update reads again and calls fn again; after
+// optimisticAttempts such rounds it calls fn inside the write transaction (updateLocked), which
+// no write can come between. The write transaction (on SQLite, the database's one writer) is
+// thus held for the writes only, not for reading, decoding, fn, encoding and diffing a user
+// that may have tens of thousands of values.
 func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
+	for range optimisticAttempts {
+		out, err := us.updateOptimistic(ctx, tenant, id, fn)
+		if !errors.Is(err, errChanged) {
+			return out, err
+		}
+	}
+	return us.updateLocked(ctx, tenant, id, fn)
+}
+
+// optimisticAttempts bounds how often Update and Groups.Update run fn outside the write
+// transaction before they run it inside.
+const optimisticAttempts = 3
+
+// errChanged is what a write transaction of an optimistic update returns when the resource is
+// no longer what fn saw.
+var errChanged = errors.New("sqlstore: changed since it was read")
+
+// updateOptimistic is one round of Update with fn outside the write transaction; errChanged
+// when another write came between the read and the write.
+func (us *Users) updateOptimistic(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
+	var doc string
+	var groups []store.GroupRef
+	var stored map[attrKey]attrRow
+	err := us.s.read(ctx, func(tx *txn) error {
+		if err := tx.tenantExists(ctx, tenant); err != nil {
+			return err
+		}
+		var err error
+		if doc, err = tx.userDocOf(ctx, tenant, id, false); err != nil {
+			return err
+		}
+		refs, err := tx.groupRefs(ctx, tenant, []string{id})
+		if err != nil {
+			return err
+		}
+		groups = refs[id]
+		stored, err = tx.storedAttrs(ctx, tenant, kindUser, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	work, err := decodeUser(doc)
+	if err != nil {
+		return nil, err
+	}
+	oldName := work.UserName
+	work.Groups = append([]store.GroupRef(nil), groups...)
+	p := changes.New(ctx, tenant)
+	before := stamp.CloneUser(work)
+	out, newDoc, err := applyUserFn(work, id, fn)
+	if err != nil {
+		return nil, err
+	}
+	out.Groups = groups
+	// The events, their data rendered here too, outside the write transaction.
+	if err := changes.User(p, before, out); err != nil {
+		return nil, err
+	}
+	changed, gone := attrDiff(stored, attrRows(kindUser, out))
+	err = us.s.write(ctx, func(tx *txn) error {
+		if err := tx.lockTenant(ctx, tenant); err != nil {
+			return err
+		}
+		cur, err := tx.userDocOf(ctx, tenant, id, true)
+		if err != nil {
+			return err
+		}
+		if cur != doc {
+			return errChanged
+		}
+		refs, err := tx.groupRefs(ctx, tenant, []string{id})
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(refs[id], groups) {
+			return errChanged
+		}
+		if err := tx.storeUser(ctx, tenant, id, out, newDoc); err != nil {
+			return err
+		}
+		if err := tx.applyAttrDiff(ctx, tenant, kindUser, id, changed, gone, len(stored) > 0); err != nil {
+			return err
+		}
+		if err := tx.renamedMember(ctx, tenant, id, oldName, out.UserName, groups); err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// updateLocked is Update with fn inside the write transaction.
+func (us *Users) updateLocked(ctx context.Context, tenant, id string, fn func(*store.User) error) (*store.User, error) {
 	var out *store.User
 	err := us.s.write(ctx, func(tx *txn) error {
 		if err := tx.lockTenant(ctx, tenant); err != nil {
 			return err
 		}
-		work, err := tx.user(ctx, tenant, id, true)
+		doc, err := tx.userDocOf(ctx, tenant, id, true)
+		if err != nil {
+			return err
+		}
+		work, err := decodeUser(doc)
 		if err != nil {
 			return err
 		}
@@ -169,58 +280,23 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 		groups := refs[id]
 		work.Groups = append([]store.GroupRef(nil), groups...)
 		p := changes.New(ctx, tenant)
-		var before *store.User
-		if p != nil {
-			if before, err = cloneUser(work); err != nil {
-				return err
-			}
-		}
-		if err := fn(work); err != nil {
-			return err
-		}
-		switch {
-		case work.ID != id:
-			return fmt.Errorf("user %q: the id cannot change: %w", id, store.ErrInvalid)
-		case work.UserName == "":
-			return fmt.Errorf("user %q: userName cannot be empty: %w", id, store.ErrInvalid)
-		}
-		fold := schema.Fold(work.UserName)
-		taken, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND user_name_fold = ? AND id <> ?`, tenant, fold, id)
+		before := stamp.CloneUser(work)
+		o, newDoc, err := applyUserFn(work, id, fn)
 		if err != nil {
 			return err
 		}
-		if taken {
-			return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
-		}
-		doc, err := userDoc(work)
-		if err != nil {
+		o.Groups = groups
+		if err := tx.storeUser(ctx, tenant, id, o, newDoc); err != nil {
 			return err
 		}
-		_, err = tx.exec(ctx, `UPDATE users SET user_name = ?, user_name_fold = ?, external_id = ?, doc = ? WHERE tenant = ? AND id = ?`,
-			work.UserName, fold, work.ExternalID, doc, tenant, id)
-		if isUnique(err) {
-			return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
-		}
-		if err != nil {
+		if err := tx.putAttrs(ctx, tenant, kindUser, id, attrRows(kindUser, o)); err != nil {
 			return err
 		}
-		if out, err = decodeUser(doc); err != nil {
+		if err := changes.User(p, before, o); err != nil {
 			return err
 		}
-		out.Groups = groups
-		if err := tx.putAttrs(ctx, tenant, kindUser, id, attrRows(kindUser, out)); err != nil {
-			return err
-		}
-		if oldName != work.UserName && len(groups) > 0 { // the groups' members.display
-			ms, err := tx.memberships(ctx, tenant, id)
-			if err != nil {
-				return err
-			}
-			if err := tx.syncMember(ctx, tenant, ms, &store.Member{Value: id, Display: work.UserName, Type: "User"}); err != nil {
-				return err
-			}
-		}
-		if err := changes.User(p, before, out); err != nil {
+		out = o
+		if err := tx.renamedMember(ctx, tenant, id, oldName, o.UserName, groups); err != nil {
 			return err
 		}
 		return tx.recordEvents(ctx, tenant, p)
@@ -229,6 +305,62 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 		return nil, err
 	}
 	return out, nil
+}
+
+// applyUserFn calls fn with work, the stored user id, checks what fn left and stamps its meta
+// times. It returns the user as it is to be stored (without groups) and its document.
+func applyUserFn(work *store.User, id string, fn func(*store.User) error) (*store.User, string, error) {
+	before := stamp.CloneUser(work)
+	if err := fn(work); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case work.ID != id:
+		return nil, "", fmt.Errorf("user %q: the id cannot change: %w", id, store.ErrInvalid)
+	case work.UserName == "":
+		return nil, "", fmt.Errorf("user %q: userName cannot be empty: %w", id, store.ErrInvalid)
+	}
+	stamp.User(before, work, stamp.Now())
+	doc, err := userDoc(work)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := decodeUser(doc)
+	if err != nil {
+		return nil, "", err
+	}
+	return out, doc, nil
+}
+
+// storeUser writes user u's row, with document doc: ErrConflict if its userName is taken.
+func (t *txn) storeUser(ctx context.Context, tenant, id string, u *store.User, doc string) error {
+	fold := schema.Fold(u.UserName)
+	taken, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND user_name_fold = ? AND id <> ?`, tenant, fold, id)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
+	}
+	_, err = t.exec(ctx, `UPDATE users SET user_name = ?, user_name_fold = ?, external_id = ?, doc = ? WHERE tenant = ? AND id = ?`,
+		u.UserName, fold, u.ExternalID, doc, tenant, id)
+	if isUnique(err) {
+		return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
+	}
+	return err
+}
+
+// renamedMember updates the members.display rows of the groups of user id after its userName
+// changed from oldName to newName.
+func (t *txn) renamedMember(ctx context.Context, tenant, id, oldName, newName string, groups []store.GroupRef) error {
+	if oldName == newName || len(groups) == 0 {
+		return nil
+	}
+	ms, err := t.memberships(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	return t.syncMember(ctx, tenant, ms, &store.Member{Value: id, Display: newName, Type: "User"})
 }
 
 // Delete implements store.Users. The user's memberships and picture credential go with it.
@@ -329,6 +461,15 @@ func (t *txn) advisoryLock(ctx context.Context, tenant string) error {
 
 // user reads one user without its groups, locking its row when lock is set.
 func (t *txn) user(ctx context.Context, tenant, id string, lock bool) (*store.User, error) {
+	doc, err := t.userDocOf(ctx, tenant, id, lock)
+	if err != nil {
+		return nil, err
+	}
+	return decodeUser(doc)
+}
+
+// userDocOf reads the document of one user, locking its row when lock is set.
+func (t *txn) userDocOf(ctx context.Context, tenant, id string, lock bool) (string, error) {
 	q := `SELECT doc FROM users WHERE tenant = ? AND id = ?`
 	if lock {
 		q += t.d.forUpdate()
@@ -336,12 +477,9 @@ func (t *txn) user(ctx context.Context, tenant, id string, lock bool) (*store.Us
 	var doc string
 	err := t.queryRow(ctx, q, tenant, id).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("user %q: %w", id, store.ErrNotFound)
+		return "", fmt.Errorf("user %q: %w", id, store.ErrNotFound)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeUser(doc)
+	return doc, err
 }
 
 // groupRefs returns the groups of each of the users ids, in the groups' creation order.
@@ -393,20 +531,6 @@ func userDoc(u *store.User) (string, error) {
 	c.Groups = nil
 	b, err := json.Marshal(&c)
 	return string(b), err
-}
-
-// cloneUser returns a deep copy of u, which shares nothing with it.
-func cloneUser(u *store.User) (*store.User, error) {
-	doc, err := userDoc(u)
-	if err != nil {
-		return nil, err
-	}
-	c, err := decodeUser(doc)
-	if err != nil {
-		return nil, err
-	}
-	c.Groups = append([]store.GroupRef(nil), u.Groups...)
-	return c, nil
 }
 
 func decodeUser(doc string) (*store.User, error) {

@@ -13,12 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/schema"
 )
 
 func concurrencyTests() []test {
 	return []test{
 		{"GroupMemberAddsAllTakeEffect", testConcurrentGroupMemberAdds},
 		{"UserUpdatesNotLost", testConcurrentUserUpdates},
+		{"UserUpdatesRaceGroupWrites", testConcurrentUserUpdatesAndGroups},
 		{"CreateSameUserName", testConcurrentCreateSameUserName},
 		{"RenameToSameUserName", testConcurrentRenameToSameUserName},
 		{"CreateSameUserID", testConcurrentCreateSameUserID},
@@ -134,6 +136,36 @@ func testConcurrentUserUpdates(t *testing.T, b store.Backend) {
 		got = append(got, r.Value)
 	}
 	assert.Equal(t, sorted(want...), sorted(got...))
+}
+
+// Users.Update racing writes of groups that change the user's groups: every update takes effect,
+// and filters on the user's values and groups find it afterwards.
+func testConcurrentUserUpdatesAndGroups(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "ann")
+	const n = 20
+	errs := parallel(2*n, func(i int) error {
+		if i%2 == 1 {
+			_, err := b.Groups.Create(ctx(), acme, store.Group{DisplayName: fmt.Sprintf("G%02d", i/2), Members: memberList(u.ID)})
+			return err
+		}
+		_, err := b.Users.Update(ctx(), acme, u.ID, func(u *store.User) error {
+			u.Roles = append(u.Roles, store.MultiValue{Value: fmt.Sprintf("role%02d", i/2)})
+			return nil
+		})
+		return err
+	})
+	for i, err := range errs {
+		require.NoError(t, err, "write %d", i)
+	}
+	got := mustGetUser(t, b, acme, u.ID)
+	assert.Len(t, got.Roles, n)
+	assert.Len(t, got.Groups, n)
+	for i := range n {
+		for _, f := range []string{fmt.Sprintf(`roles.value eq "role%02d"`, i), fmt.Sprintf(`groups.display eq "G%02d"`, i)} {
+			assert.Equal(t, []string{"ann"}, listNames(t, b, schema.User(), f), f)
+		}
+	}
 }
 
 // Users.Create: of concurrent creates of one userName (in any case) exactly one succeeds; the

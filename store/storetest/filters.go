@@ -92,8 +92,11 @@ func userFilterCases() []filterCase {
 		{`meta.created gt "2024-01-05T06:00:00-06:00"`, "frank grace"},
 		{`meta.created lt "2024-01-05T12:00:00.001Z"`, "alice Bob CAROL.Smith dörte ÉMILE heidi"},
 		{`meta.created eq "2024-01-05T13:00:00+01:00"`, "ÉMILE"},
-		{`meta.lastModified pr`, "alice grace"},
-		{`meta.lastModified eq null`, "Bob CAROL.Smith dörte ÉMILE frank heidi"},
+		// The store sets a zero lastModified to created.
+		{`meta.lastModified pr`, "alice Bob CAROL.Smith dörte ÉMILE frank grace heidi"},
+		{`meta.lastModified eq null`, ""},
+		{`meta.lastModified ge "2024-01-04T00:00:00Z"`, "alice dörte ÉMILE frank grace"},
+		{`meta.lastModified gt "2024-01-31T00:00:00Z"`, "alice grace"},
 		{`meta pr`, "alice Bob CAROL.Smith dörte ÉMILE frank grace heidi"},
 
 		// profileUrl: a reference, compared as a case-insensitive string.

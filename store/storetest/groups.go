@@ -298,6 +298,8 @@ func testGroupUpdateFnGetsCopy(t *testing.T, b store.Backend) {
 	})
 	require.NoError(t, err)
 	want.ExternalID = "x"
+	require.False(t, got.Meta.LastModified.Before(want.Meta.LastModified), "lastModified %v", got.Meta.LastModified)
+	want.Meta.LastModified = got.Meta.LastModified
 	require.Len(t, got.Members, 1, "Update's result")
 	kept.Members[0].Value = bob.ID
 	got.Members[0].Value = bob.ID

@@ -1,0 +1,118 @@
+// Package stamp sets the meta times (store.Meta) that a store keeps for the users and groups it
+// creates and updates, the same way in every backend:
+//
+//   - Create: a zero Created becomes the time of the create, and a zero LastModified becomes
+//     Created. Times the caller set are kept.
+//   - Update: LastModified becomes the time of the update when the update function changed
+//     the resource (anything but Meta and what the store derives: a user's groups, a
+//     member's display and type) and left LastModified as it was; an update that changes
+//     nothing keeps it, and so does one whose function set LastModified itself. A Created or
+//     LastModified that the function zeroed is restored.
+package stamp
+
+import (
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/visid/visid/store"
+)
+
+// Now is the time the stores stamp: the wall clock, in UTC.
+func Now() time.Time { return time.Now().UTC() }
+
+// Create fills the zero times of m, the Meta of a resource created at now.
+func Create(m *store.Meta, now time.Time) {
+	if m.Created.IsZero() {
+		m.Created = now
+	}
+	if m.LastModified.IsZero() {
+		m.LastModified = m.Created
+	}
+}
+
+// update sets after's times for an update at now from a resource whose Meta was before;
+// changed says whether anything else changed.
+func update(before store.Meta, after *store.Meta, changed bool, now time.Time) {
+	if after.Created.IsZero() {
+		after.Created = before.Created
+	}
+	switch {
+	case changed && (after.LastModified.IsZero() || after.LastModified.Equal(before.LastModified)):
+		after.LastModified = now
+	case after.LastModified.IsZero():
+		after.LastModified = before.LastModified
+	}
+}
+
+// CloneUser returns a copy of u that shares no slice with it.
+func CloneUser(u *store.User) *store.User {
+	c := *u
+	c.Emails = slices.Clone(u.Emails)
+	c.PhoneNumbers = slices.Clone(u.PhoneNumbers)
+	c.Roles = slices.Clone(u.Roles)
+	c.Addresses = slices.Clone(u.Addresses)
+	c.Groups = slices.Clone(u.Groups)
+	return &c
+}
+
+// CloneGroup returns a copy of g that shares no slice with it.
+func CloneGroup(g *store.Group) *store.Group {
+	c := *g
+	c.Members = slices.Clone(g.Members)
+	return &c
+}
+
+// User sets the times of after, what an update function left of before, for an update at now.
+func User(before, after *store.User, now time.Time) {
+	update(before.Meta, &after.Meta, !sameUser(before, after), now)
+}
+
+// Group sets the times of after, what an update function left of before, for an update at now.
+func Group(before, after *store.Group, now time.Time) {
+	update(before.Meta, &after.Meta, !sameGroup(before, after), now)
+}
+
+// sameUser reports whether a and b are the same user but for Meta and Groups (derived), an
+// empty list being the same as none.
+func sameUser(a, b *store.User) bool {
+	norm := func(u *store.User) store.User {
+		c := *u
+		c.Meta, c.Groups = store.Meta{}, nil
+		c.Emails = orNil(c.Emails)
+		c.PhoneNumbers = orNil(c.PhoneNumbers)
+		c.Roles = orNil(c.Roles)
+		c.Addresses = orNil(c.Addresses)
+		return c
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// sameGroup reports whether a and b are the same group but for Meta, with the same members
+// (by value, each once, in order; display and type are derived).
+func sameGroup(a, b *store.Group) bool {
+	if a.ID != b.ID || a.ExternalID != b.ExternalID || a.DisplayName != b.DisplayName {
+		return false
+	}
+	return slices.Equal(memberValues(a.Members), memberValues(b.Members))
+}
+
+// memberValues returns the values of ms, each once, in order of first appearance.
+func memberValues(ms []store.Member) []string {
+	var out []string
+	seen := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		if !seen[m.Value] {
+			seen[m.Value] = true
+			out = append(out, m.Value)
+		}
+	}
+	return out
+}
+
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
