@@ -540,7 +540,7 @@ func TestBrowserLockout(t *testing.T) {
 	}
 	c.clickPoints(wrongPoints())
 	c.press("#submit", "p.hint")
-	assert.Equal(t, "The second factor was not passed", c.appHeading())
+	assert.Equal(t, "The sign-in was not finished", c.appHeading())
 	assert.Contains(t, eval[string](c, `location.search`), "error=access_denied")
 	locked, err := s.auth.Locked(ctx, "demo", s.alice.ID)
 	require.NoError(t, err)
