@@ -89,59 +89,110 @@ const touchEvery = time.Minute
 var errUnauthenticated = &Error{Status: http.StatusUnauthorized,
 	Detail: "a valid API key is required: Authorization: Bearer <key>"}
 
+// Why a request is refused, as the log says it; the response says none of this. A key's id is
+// not secret, so the log may name it; its secret is never logged.
+const (
+	reasonNoHeader     = "no Authorization header"
+	reasonNotBearer    = "the Authorization header is not \"Bearer <key>\""
+	reasonNotAKey      = "the bearer token is not a visid API key (scimkey_<id>_<secret>)"
+	reasonUnknownKey   = "no API key has the id the token names"
+	reasonWrongSecret  = "wrong secret for the API key the token names (a truncated or altered key?)"
+	reasonNoMatch      = "no API key has this secret"
+	reasonRevoked      = "the API key is revoked"
+	reasonScope        = "the API key lacks the scim scope"
+	reasonOtherTenant  = "the API key may not act on this tenant"
+	reasonNoSuchTenant = "the tenant does not exist"
+)
+
+// refusal is a client error with the reason the log gives for it: the response is the Error's
+// alone, the same for every reason of one status.
+type refusal struct {
+	err    *Error
+	reason string
+	// key is the id of the API key the request presents or names, "" for none.
+	key string
+}
+
+func (r *refusal) Error() string { return r.err.Error() + " (" + r.reason + ")" }
+
+func (r *refusal) Unwrap() error { return r.err }
+
 // bearer returns the secret of a request's "Authorization: Bearer" header and the key id part
-// of it; ok is false when the header holds no well-formed visid key.
-func bearer(r *http.Request) (secret, idPart string, ok bool) {
-	scheme, secret, found := strings.Cut(r.Header.Get("Authorization"), " ")
+// of it; ok is false when the header holds no well-formed visid key, and reason says why.
+func bearer(r *http.Request) (secret, idPart string, ok bool, reason string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "", false, reasonNoHeader
+	}
+	scheme, secret, found := strings.Cut(h, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return "", "", false
+		return "", "", false, reasonNotBearer
 	}
 	secret = strings.TrimSpace(secret)
 	if !strings.HasPrefix(secret, keyPrefix) || len(secret) > 256 {
-		return "", "", false
+		return "", "", false, reasonNotAKey
 	}
 	idPart, _, found = strings.Cut(secret[len(keyPrefix):], "_")
-	return secret, idPart, found && idPart != ""
+	if !found || idPart == "" {
+		return "", "", false, reasonNotAKey
+	}
+	return secret, idPart, true, ""
 }
 
 // claimedKeyID is the key id part of the request's key, or "" when it carries no well-formed key.
 func claimedKeyID(r *http.Request) string {
-	_, id, _ := bearer(r)
+	_, id, _, _ := bearer(r)
 	return id
 }
 
-// authenticate returns the API key a request presents, or errUnauthenticated.
+// authenticate returns the API key a request presents, or a *refusal of errUnauthenticated
+// whose reason is reasonNoMatch when the secret matches no key (the caller tells an unknown
+// key id from a wrong secret, at the cost of a lookup spent only on failures).
 func (h *handler) authenticate(r *http.Request) (*store.APIKey, error) {
-	secret, idPart, ok := bearer(r)
+	secret, idPart, ok, reason := bearer(r)
 	if !ok {
-		return nil, errUnauthenticated
+		return nil, &refusal{err: errUnauthenticated, reason: reason}
 	}
 	sum := sha256.Sum256([]byte(secret))
 	k, err := h.cfg.APIKeys.ByHash(r.Context(), sum)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errUnauthenticated
+		return nil, &refusal{err: errUnauthenticated, reason: reasonNoMatch, key: "key_" + idPart}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if subtle.ConstantTimeCompare(k.SecretHash[:], sum[:]) != 1 || k.ID != "key_"+idPart || k.Revoked {
-		return nil, errUnauthenticated
+	if subtle.ConstantTimeCompare(k.SecretHash[:], sum[:]) != 1 || k.ID != "key_"+idPart {
+		return nil, &refusal{err: errUnauthenticated, reason: reasonNoMatch, key: "key_" + idPart}
+	}
+	if k.Revoked {
+		return nil, &refusal{err: errUnauthenticated, reason: reasonRevoked, key: k.ID}
 	}
 	return k, nil
 }
 
 // authorize checks that k may use the SCIM API on tenant, which must exist: otherwise 403, so a
-// key learns nothing about tenants it cannot use.
+// key learns nothing about tenants it cannot use. The log says which check failed, and whether
+// the tenant exists.
 func (h *handler) authorize(r *http.Request, k *store.APIKey, tenant string) error {
 	forbidden := &Error{Status: http.StatusForbidden, Detail: "this API key may not use the SCIM API of this tenant"}
-	if !slices.Contains(k.Scopes, ScopeSCIM) || !slices.Contains(k.Tenants, tenant) {
-		return forbidden
+	reason := ""
+	switch {
+	case !slices.Contains(k.Scopes, ScopeSCIM):
+		reason = reasonScope
+	case !slices.Contains(k.Tenants, tenant):
+		reason = reasonOtherTenant
 	}
-	if _, err := h.cfg.Tenants.Get(r.Context(), tenant); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return forbidden
-		}
+	_, err := h.cfg.Tenants.Get(r.Context(), tenant)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && reason == "":
+		reason = reasonNoSuchTenant
+	case errors.Is(err, store.ErrNotFound):
+		reason += ", and " + reasonNoSuchTenant
+	case err != nil:
 		return err
+	}
+	if reason != "" {
+		return &refusal{err: forbidden, reason: reason, key: k.ID}
 	}
 	return nil
 }

@@ -100,6 +100,9 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	if internal {
 		h.log.ErrorContext(r.Context(), "scim request failed", "method", r.Method, "path", logPath(r), "err", err)
+	} else if ref := (*refusal)(nil); errors.As(err, &ref) {
+		h.log.DebugContext(r.Context(), "scim request refused", "method", r.Method, "path", logPath(r),
+			"status", e.Status, "detail", e.Detail, "reason", ref.reason, "key", ref.key)
 	} else {
 		h.log.DebugContext(r.Context(), "scim request refused", "method", r.Method, "path", logPath(r),
 			"status", e.Status, "scimType", e.ScimType, "detail", e.Detail)

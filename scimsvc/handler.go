@@ -3,6 +3,7 @@ package scimsvc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"path"
@@ -274,7 +275,8 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 	if err == nil {
 		return k, nil
 	}
-	if err != errUnauthenticated {
+	var ref *refusal
+	if !errors.As(err, &ref) {
 		h.writeError(w, r, err)
 		return nil, err
 	}
@@ -283,11 +285,18 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
 	if id := claimedKeyID(r); id != "" && h.keyExists(ctx, "key_"+id) {
+		if ref.reason == reasonNoMatch {
+			ref.reason = reasonWrongSecret
+		}
 		if dk, kerr := h.addrs.Allow(ctx, addr+"/"+id); kerr == nil && !dk.Allowed {
 			d, denied = dk, true
 		}
+	} else if ref.reason == reasonNoMatch {
+		ref.reason = reasonUnknownKey
 	}
 	if denied {
+		h.log.DebugContext(ctx, "scim request refused: failure budget of the address spent", "method", r.Method,
+			"path", logPath(r), "reason", ref.reason, "key", ref.key)
 		h.tooMany(w, r, d)
 		return nil, err
 	}

@@ -147,3 +147,15 @@ func jsonAt(v any, path ...any) any {
 	}
 	return v
 }
+
+// doHeader sends a bodiless request with the Authorization header auth ("" for none).
+func (e *env) doHeader(method, path, auth string) *response {
+	e.t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	return &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}

@@ -75,16 +75,14 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer d.close()
-	return issueKey(ctx, d.Backend, *tenant, *name, stdout, stderr)
+	return issueKey(ctx, d.Backend, *tenant, *name, stdout)
 }
 
-// issueKey issues a SCIM API key for tenant and prints api_key_id=… and scim_api_key=…. It warns
-// on stderr when the tenant does not exist, since the key is refused until it does.
-func issueKey(ctx context.Context, b store.Backend, tenant, name string, stdout, stderr io.Writer) error {
-	if _, err := b.Tenants.Get(ctx, tenant); errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintf(stderr, "idp: warning: there is no tenant %q in this store; the key is refused until it is created\n", tenant)
-	} else if err != nil {
-		return fmt.Errorf("reading tenant %q: %w", tenant, err)
+// issueKey issues a SCIM API key for tenant and prints api_key_id=… and scim_api_key=…. A tenant
+// that is not in the store is refused, as every command that takes --tenant refuses it.
+func issueKey(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
+	if err := requireTenant(ctx, b.Tenants, tenant); err != nil {
+		return err
 	}
 	secret, key, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{Name: name, Tenants: []string{tenant}})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -77,10 +78,10 @@ func TestAdminCommands(t *testing.T) {
 			usage: true,
 		},
 		{
-			name:   "apikey create",
+			name:   "apikey create, unknown tenant",
 			args:   []string{"apikey", "create", "--tenant", "acme", "--name", "Entra ID"},
-			stdout: `^api_key_id=key_([0-9a-z]{26})\nscim_api_key=scimkey_([0-9a-z]{26})_[0-9a-z]+\n$`,
-			stderr: []string{memoryWarning, `there is no tenant "acme" in this store`},
+			stderr: []string{memoryWarning},
+			err:    `there is no tenant "acme" in this store (idp tenant create acme makes it)`,
 		},
 		{
 			name:  "apikey create, no tenant",
@@ -149,8 +150,11 @@ func TestAdminCommands(t *testing.T) {
 }
 
 func TestAPIKeyCreateIDMatchesSecret(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	require.NoError(t, run(t.Context(), inMemory([]string{"apikey", "create", "--tenant", "acme"}), &stdout, &stderr))
+	d, err := openDB(t.Context(), "memory")
+	require.NoError(t, err)
+	var stdout bytes.Buffer
+	require.NoError(t, createTenant(t.Context(), d.Tenants, "acme", "", io.Discard))
+	require.NoError(t, issueKey(t.Context(), d.Backend, "acme", "", &stdout))
 	m := map[string]string{}
 	for line := range strings.Lines(stdout.String()) {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
@@ -166,7 +170,7 @@ func TestAdminOnOneStore(t *testing.T) {
 	d, err := openDB(t.Context(), "memory")
 	require.NoError(t, err)
 	ctx := t.Context()
-	var out, warn bytes.Buffer
+	var out bytes.Buffer
 
 	require.NoError(t, createTenant(ctx, d.Tenants, "acme", "Acme Corp", &out))
 	assert.Equal(t, "tenant=acme\n", out.String())
@@ -175,8 +179,7 @@ func TestAdminOnOneStore(t *testing.T) {
 	assert.Contains(t, err.Error(), `tenant "acme" already exists`)
 
 	out.Reset()
-	require.NoError(t, issueKey(ctx, d.Backend, "acme", "Entra ID", &out, &warn))
-	assert.Empty(t, warn.String(), "no warning for a tenant that exists")
+	require.NoError(t, issueKey(ctx, d.Backend, "acme", "Entra ID", &out))
 	vars := map[string]string{}
 	for line := range strings.Lines(out.String()) {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
@@ -222,12 +225,7 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"frobnicate"}, `idp: unknown command "frobnicate"`},
-		{[]string{"tenant"}, `idp: unknown command "tenant"`},
-		{[]string{"tenant", "delete", "acme"}, `idp: unknown command "tenant delete"`},
-		{[]string{"apikey", "list"}, `idp: unknown command "apikey list"`},
-		{[]string{"client"}, `idp: unknown command "client"`},
-		{[]string{"client", "show", "client_x"}, `idp: unknown command "client show"`},
-		{[]string{"client", "--tenant", "acme", "list"}, `idp: unknown command "client --tenant"`},
+		{[]string{"events-all"}, `idp: unknown command "events-all"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

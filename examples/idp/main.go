@@ -6,7 +6,11 @@
 //	go run ./examples/idp -addr :9000 -base-url https://id.example.com
 //	go run ./examples/idp tenant create acme --name "Acme Corp"
 //	go run ./examples/idp apikey create --tenant acme --name "Entra ID"
+//	go run ./examples/idp apikey list --tenant acme
 //	go run ./examples/idp apikey revoke key_…
+//	go run ./examples/idp tenant list
+//	go run ./examples/idp user show --tenant acme --user ann@example.com
+//	go run ./examples/idp user unlock --tenant acme --user ann@example.com
 //	go run ./examples/idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback
 //	go run ./examples/idp enroll-link --tenant acme --user ann@example.com
 //	go run ./examples/idp help
@@ -42,14 +46,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// What an admin command changes is recorded in the tenant's event log as the administrator's.
 	ctx = store.WithChange(ctx, store.Change{Actor: "admin"})
+	if err := checkGroup(args); err != nil {
+		return err
+	}
 	switch cmd, rest := args[0], args[1:]; {
-	case cli.IsHelp(cmd) || cmd == "help":
+	case cli.IsHelp(cmd) || cmd == "help" || subcommands(cmd) != nil && cli.IsHelp(rest[0]):
 		fmt.Fprint(stdout, usage)
 		return nil
-	case cmd == "tenant" && len(rest) > 0 && rest[0] == "create":
+	case cmd == "tenant" && rest[0] == "create":
 		return tenantCreate(ctx, rest[1:], stdout, stderr)
-	case cmd == "apikey" && len(rest) > 0 && rest[0] == "create":
+	case cmd == "tenant" && rest[0] == "list":
+		return tenantList(ctx, rest[1:], stdout, stderr)
+	case cmd == "apikey" && rest[0] == "create":
 		return apikeyCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "apikey" && rest[0] == "list":
+		return apikeyList(ctx, rest[1:], stdout, stderr)
+	case cmd == "user":
+		return userCmd(ctx, rest[0], rest[1:], stdout, stderr)
 	case cmd == "apikey" && len(rest) > 0 && rest[0] == "revoke":
 		return apikeyRevoke(ctx, rest[1:], stdout, stderr)
 	case cmd == "client" && len(rest) > 0 && rest[0] == "create":
@@ -83,8 +96,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 const usage = `Usage:
   idp [flags]                                   run the identity service
   idp tenant create <id> [--name N] [-db DB]    create a tenant
+  idp tenant list [-db DB]                      list the tenants: id, name, created
   idp apikey create --tenant T [--name N] [-db DB]
                                                 issue a SCIM API key for tenant T
+  idp apikey list --tenant T [-db DB]           list the API keys that may act on tenant T: id, name,
+                                                created, last used, revoked (never secrets)
   idp apikey revoke <key id> [-db DB]           revoke an API key (key_…)
   idp client create --tenant T --name N [--description D] --redirect-uri U… [--require-par] [-db DB]
                                                 register an OpenID client of tenant T; prints
@@ -107,6 +123,11 @@ const usage = `Usage:
                                                 make a one-time link (valid 10 minutes) with
                                                 which user U sets up a picture password; prints
                                                 enrollment_url=… and expires=…
+  idp user show --tenant T --user U [-db DB]    show user U (userName, primary email or id):
+                                                active, picture password enrolled, failures,
+                                                locked until
+  idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
+                                                password, so U may sign in again at once
   idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback] [-db DB]
                                                 send tenant T's events to U (https; http only
                                                 on a loopback host with --allow-http-loopback);
@@ -134,6 +155,8 @@ Flags of the service:
                      service posts them to the webhook endpoints of "idp webhook add" meanwhile
   -require-par       every client must start sign-ins with a pushed authorization request
                      (RFC 9126); without it only clients registered with --require-par must
+
+A command that takes --tenant refuses a tenant that is not in the store (exit status 1).
 
 --redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
 127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.

@@ -156,8 +156,11 @@ const (
 	demoEmail    = "alice@example.com"
 	demoRedirect = "http://127.0.0.1:8081/callback"
 	demoImage    = "harbour"
-	// demoPointsHint says in words where demoPoints are.
-	demoPointsHint = "the sun, the lighthouse's lamp, the red buoy, the orange fish, the anchor"
+	// demoPointsHint says in words where demoPoints are, each an object drawn once in the
+	// picture (TestDemoHints checks each against the drawing).
+	demoPointsHint = "the middle of the sun; the yellow lamp room at the top of the lighthouse; " +
+		"the white band on the tall red buoy (the one with a yellow ball on top); " +
+		"the jumping orange fish (right); the crossbar of the anchor (bottom left)"
 )
 
 // demoPoints are alice's points on demoImage, in canonical units (1000 × 750).
@@ -249,7 +252,7 @@ func printStart(w io.Writer, base string, dm *demo, db string, persistent bool) 
 	fmt.Fprintf(w, "Try the second factor: run the example application in another shell,\n\n"+
 		"  export VISID_CLIENT_SECRET=%s\n  go run ./examples/rp -client-id %s -issuer %s\n\n"+
 		"open http://127.0.0.1:8081, sign in as %s with the password \"correct horse battery staple\",\n"+
-		"and on visid's picture (the %s) click, in order: %s.\n\nStop the service with Ctrl-C.\n",
+		"and on visid's picture (the %s) click, in order:\n%s.\n\nStop the service with Ctrl-C.\n",
 		shellQuote(dm.clientSecret), dm.clientID, shellQuote(iss), demoEmail, demoImage, demoPointsHint)
 }
 

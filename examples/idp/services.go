@@ -118,6 +118,8 @@ type services struct {
 	picture *picture.Authenticator
 	// oidcConfig is the provider's Config, for enrollment links.
 	oidcConfig oidc2fa.Config
+	// baseURL is the service's public URL, for the start page.
+	baseURL string
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
@@ -149,7 +151,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 	if err != nil {
 		return nil, fmt.Errorf("the OpenID provider: %w", err)
 	}
-	return &services{scim: scim, oidc: provider, picture: auth, oidcConfig: cfg}, nil
+	return &services{scim: scim, oidc: provider, picture: auth, oidcConfig: cfg, baseURL: baseURL}, nil
 }
 
 // newPicture is the picture login over backend.
@@ -186,6 +188,7 @@ func (s *services) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(scimPrefix+"/", http.StripPrefix(scimPrefix, s.scim))
 	mux.Handle(oidcPrefix+"/", http.StripPrefix(oidcPrefix, s.oidc))
+	mux.Handle("GET /{$}", startPage(s.baseURL))
 	return mux
 }
 

@@ -170,8 +170,11 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
-		a.pages.problem(w, r, http.StatusForbidden, "The second factor was not passed",
-			"visid did not confirm that it is you, so you are not signed in.")
+		// access_denied is a cancel as often as a wrong picture, and visid does not say which:
+		// the page blames nobody.
+		a.pages.problem(w, r, http.StatusForbidden, "The sign-in was not finished",
+			"The second step was cancelled or not completed, so you are not signed in. "+
+				"Nothing was changed: you can sign in again from the start page.")
 		return
 	case errors.As(err, &authErr):
 		a.log.WarnContext(ctx, "visid refused the sign-in", "error", authErr.Code, "description", authErr.Description)

@@ -164,7 +164,7 @@ func TestSignInAfterAbandonedEnrollment(t *testing.T) {
 	require.Contains(t, b.enroll(a, demoEmail, demoPassword).body, "Set up your second factor")
 	p := b.decide(v, b.signIn(a, demoEmail, demoPassword), "deny", true)
 	assert.Equal(t, http.StatusForbidden, p.status)
-	assert.Contains(t, p.body, "The second factor was not passed")
+	assert.Contains(t, p.body, "The sign-in was not finished")
 	assert.NotContains(t, p.body, notEnrolledTitle)
 }
 

@@ -117,7 +117,7 @@ func TestSecondFactorDenied(t *testing.T) {
 	p = b.decide(v, p, "deny", true)
 	assert.Equal(t, http.StatusForbidden, p.status)
 	assert.True(t, strings.HasPrefix(p.url, a.url+"/callback?"), p.url)
-	assert.Contains(t, p.body, "The second factor was not passed")
+	assert.Contains(t, p.body, "The sign-in was not finished")
 	assert.Contains(t, p.body, `<a href="/">Start again</a>`)
 
 	p = b.get(a.url + "/")

@@ -70,7 +70,8 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 }
 
 // connect makes the relying party of cfg.issuer: rp.New fetches visid's discovery document,
-// so an identity service that is not running is found here, at the start.
+// so an identity service that is not running is found here, at the start, and CheckClient asks
+// visid whether it accepts the client id and secret, so wrong credentials are found here too.
 func connect(ctx context.Context, cfg config, redirectURI string, secure bool, log *slog.Logger) (*rp.RP, error) {
 	var sessions rp.Sessions
 	var err error
@@ -108,6 +109,17 @@ func connect(ctx context.Context, cfg config, redirectURI string, secure bool, l
 	case err != nil:
 		return nil, fmt.Errorf("visid at %s cannot be used: %w\n"+
 			"Check -issuer: it is the identity service's URL, /oidc/ and the tenant, such as %s", cfg.issuer, err, defaultIssuer)
+	}
+	// The credentials are checked now, not after a user has passed the second factor.
+	err = second.CheckClient(cctx)
+	switch {
+	case errors.Is(err, rp.ErrClient):
+		return nil, fmt.Errorf("visid at %s does not accept -client-id %s with this client secret.\n"+
+			"Use the client_id=… and client_secret=… lines that go run ./examples/idp printed for this store "+
+			"(a new -db, or idp client rotate-secret, changes them), or register this app:\n\n"+
+			"  go run ./examples/idp client create --tenant demo --name \"My app\" --redirect-uri %s", cfg.issuer, cfg.clientID, redirectURI)
+	case err != nil:
+		return nil, fmt.Errorf("visid at %s could not check this app's client id and secret: %w", cfg.issuer, err)
 	}
 	return second, nil
 }

@@ -154,3 +154,29 @@ func TestRedirectURIFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "http://localhost:1/back", u.Query().Get("redirect_uri"))
 }
+
+// TestWrongClientCredentials: the app checks its client id and secret with visid at the start
+// and refuses to start with credentials visid does not accept, before any user signs in.
+func TestWrongClientCredentials(t *testing.T) {
+	v := newVisid(t, true)
+	for _, tt := range []struct {
+		name, clientID, secret string
+	}{
+		{"wrong secret", v.clientID, v.secret + "x"},
+		{"secret of another store", v.clientID, "secret_01m80h520y4ks4ca8hpxn4hyre_abcdefghijklmnop"},
+		{"unknown client", "client_01m80h520y4ks4ca8hpxn4hyre", v.secret},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-issuer", v.issuer,
+				"-client-id", tt.clientID, "-client-secret", tt.secret}, &stdout, &stderr)
+			require.Error(t, err)
+			assert.Equal(t, 1, exitCode(err, &stderr))
+			assert.Contains(t, stderr.String(), "visid at "+v.issuer+" does not accept -client-id "+tt.clientID+" with this client secret.")
+			assert.Contains(t, stderr.String(), "client_secret=")
+			assert.Contains(t, stderr.String(), "go run ./examples/idp client create --tenant demo")
+			assert.NotContains(t, stderr.String(), tt.secret, "the secret is never printed")
+			assert.Empty(t, stdout.String(), "no rp_url: the app did not start")
+		})
+	}
+}

@@ -47,6 +47,29 @@
 // (PictureCredentials.Create); replacing one needs an administrator's link or a client's proof of
 // a recent sign-in with the current factor (oidc2fa.Enrollment.Replace), and is logged at Warn.
 //
+// # Keyboard, screen readers and touch screens
+//
+// The picture takes keyboard focus. The arrow keys move a cross over it (10 units a press, 50
+// with Shift), Enter or Space places a point at the cross, and Backspace removes the last one;
+// the same on the enrollment pages. The cross moves in canonical units, so a point placed with
+// it is the same whole numbers a click there gives. Once the last point is placed with the
+// keyboard, the focus moves to the button that sends the form. The picture names its
+// instructions, keyboard use included, with aria-describedby; the count of points and notices
+// ("Point 2 placed.", "Removed the last point.") are live regions. Where the cross is, is never
+// announced: a screen reader would say the secret aloud.
+//
+// On a touch screen a tap shows a ring where it landed and counts only once the person presses
+// "Use this point" (or taps again to move it), so a fingertip that covers the spot does not
+// spend an attempt; the ring is gone once the point is taken, and placed points are never
+// shown, neither on the page nor after a reload. On screens narrower than 560 CSS pixels the
+// picture spans the whole width. The tolerance stays Config.Tolerance whatever the size shown.
+//
+// A picture password needs sight: these keys let people who see the picture but cannot use a
+// pointer sign in, not people who cannot see it. A host whose users include blind people
+// offers them another second factor: oidc2fa.Config.Authenticator takes any oidc2fa.Authenticator
+// (a one-time code sent to a registered device, a security key), and a host may wrap this one,
+// sending the users who chose another factor to its pages from ServeLogin.
+//
 // # The pages and their form fields
 //
 // The pages are plain HTML with one small script and one style sheet, served with a

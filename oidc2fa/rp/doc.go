@@ -21,6 +21,10 @@
 //		Sessions:     sessions,
 //	})
 //	if err != nil { … }
+//	if err := second.CheckClient(ctx); err != nil { … } // errors.Is(err, rp.ErrClient): wrong id or secret
+//
+// CheckClient finds a wrong client id or secret at start-up rather than after a user has passed
+// the second factor.
 //
 // The login handler runs after the password (or whatever the first factor is) was checked:
 //

@@ -40,6 +40,9 @@ var (
 	// unreachable or answered an error; the network error is wrapped too) or cannot work with
 	// it (another issuer, no EdDSA, no iss parameter, no S256).
 	ErrDiscovery = errors.New("rp: provider discovery failed")
+	// ErrClient: the provider does not accept the client id and secret (CheckClient): the client
+	// is unknown to the tenant, or the secret is wrong or was rotated.
+	ErrClient = errors.New("rp: the provider does not accept the client id and secret")
 )
 
 // AccessDenied is the AuthError.Code of a user who did not pass the second factor (a wrong

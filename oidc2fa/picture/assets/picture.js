@@ -2,9 +2,14 @@
 //
 // A click on the picture becomes a canonical point: x in 0..999, y in 0..749,
 // measured against the image's bounding rectangle at the time of the click.
+// With a keyboard, the picture takes focus: the arrow keys move a cross (Shift
+// for bigger steps), Enter or Space places a point at the cross, and Backspace
+// removes the last point; the cross is in canonical units, so a point placed
+// with it is the same whole numbers a click gives. On a touch screen a tap
+// shows a ring where it landed and counts only once the person confirms it.
 // Points are sent as "x1,y1;x2,y2;..." in hidden inputs, which are only filled
-// in when the form is submitted. The page shows how many points were clicked,
-// never where.
+// in when the form is submitted. The page shows how many points were placed,
+// never where (the ring of a tap waiting for its confirmation aside).
 (function () {
   'use strict';
 
@@ -98,6 +103,169 @@
     img.addEventListener('contextmenu', function (ev) { ev.preventDefault(); });
   }
 
+
+  // Keyboard steps of the cross, in canonical units: about 1% of the width,
+  // and 5% with Shift.
+  var STEP = 10;
+  var BIG_STEP = 50;
+
+  // place positions el (a marker) at canonical point p, in percent of the
+  // picture, so that it stays put when the picture is resized.
+  function place(el, p) {
+    el.style.left = ((p.x + 0.5) / WIDTH * 100) + '%';
+    el.style.top = ((p.y + 0.5) / HEIGHT * 100) + '%';
+  }
+
+  // Placer turns what a person does on the picture into points: clicks,
+  // taps (confirmed first) and the keyboard. opts.active() says whether
+  // points may be placed now; opts.add(p, how) takes a point (how is
+  // 'pointer', 'touch' or 'keyboard') and opts.undo(how) removes the last.
+  function Placer(frame, picture, notice, opts) {
+    var cursorEl = byId('cursor');
+    var pendingEl = byId('pending');
+    var confirmBox = byId('tap-confirm');
+    var useBtn = byId('use-point');
+    var retryBtn = byId('retry-point');
+    var cursor = { x: WIDTH / 2, y: HEIGHT / 2 };
+    var pending = null;
+    var lastPointer = 'mouse';
+
+    function clearPending() {
+      pending = null;
+      if (pendingEl) {
+        pendingEl.hidden = true;
+      }
+      if (confirmBox) {
+        confirmBox.hidden = true;
+      }
+    }
+
+    function showCursor() {
+      if (cursorEl) {
+        place(cursorEl, cursor);
+      }
+    }
+
+    frame.addEventListener('pointerdown', function (ev) {
+      lastPointer = ev.pointerType || 'mouse';
+    });
+
+    picture.addEventListener('click', function (ev) {
+      ev.preventDefault();
+      if (!opts.active()) {
+        return;
+      }
+      if (!imageReady(picture)) {
+        notice.set('Please wait until the picture has loaded.', 'error');
+        return;
+      }
+      var p = canonical(picture, ev);
+      if (!p) {
+        return;
+      }
+      var how = (ev.pointerType || lastPointer) === 'touch' ? 'touch' : 'pointer';
+      if (how === 'touch' && pendingEl && confirmBox) {
+        pending = p;
+        place(pendingEl, p);
+        pendingEl.hidden = false;
+        confirmBox.hidden = false;
+        notice.set('Check the ring: if it is where you meant, press \u201cUse this point\u201d; otherwise tap again.', 'info');
+        return;
+      }
+      clearPending();
+      opts.add(p, how);
+    });
+
+    if (useBtn) {
+      useBtn.addEventListener('click', function () {
+        var p = pending;
+        clearPending();
+        if (p && opts.active()) {
+          opts.add(p, 'touch');
+        }
+      });
+    }
+    if (retryBtn) {
+      retryBtn.addEventListener('click', function () {
+        clearPending();
+        notice.set('Tap the picture again.', 'info');
+      });
+    }
+
+    frame.addEventListener('focus', showCursor);
+
+    // The focus moves on (to the button that sends the form) when the key
+    // that placed the last point is released, not while it is down: the
+    // rest of that key press must not reach the button and press it.
+    var focusNext = null;
+    frame.addEventListener('keyup', function () {
+      var el = focusNext;
+      focusNext = null;
+      if (el) {
+        el.focus();
+      }
+    });
+
+    frame.addEventListener('keydown', function (ev) {
+      if (ev.altKey || ev.ctrlKey || ev.metaKey) {
+        return;
+      }
+      var step = ev.shiftKey ? BIG_STEP : STEP;
+      var dx = 0;
+      var dy = 0;
+      switch (ev.key) {
+        case 'ArrowLeft': dx = -step; break;
+        case 'ArrowRight': dx = step; break;
+        case 'ArrowUp': dy = -step; break;
+        case 'ArrowDown': dy = step; break;
+        case 'Enter':
+        case ' ':
+        case 'Spacebar':
+          ev.preventDefault();
+          if (!opts.active()) {
+            return;
+          }
+          if (!imageReady(picture)) {
+            notice.set('Please wait until the picture has loaded.', 'error');
+            return;
+          }
+          clearPending();
+          opts.add({ x: cursor.x, y: cursor.y }, 'keyboard');
+          return;
+        case 'Backspace':
+        case 'Delete':
+          ev.preventDefault();
+          clearPending();
+          if (opts.active()) {
+            opts.undo('keyboard');
+          }
+          return;
+        default:
+          return;
+      }
+      ev.preventDefault();
+      cursor.x = clamp(cursor.x + dx, 0, WIDTH - 1);
+      cursor.y = clamp(cursor.y + dy, 0, HEIGHT - 1);
+      showCursor();
+    });
+
+    showCursor();
+    return {
+      // reset puts the cross back in the middle and drops a tap waiting for
+      // its confirmation.
+      reset: function () {
+        cursor = { x: WIDTH / 2, y: HEIGHT / 2 };
+        showCursor();
+        clearPending();
+      },
+      clearPending: clearPending,
+      // focusAfterKey gives el the focus once the key being pressed is up.
+      focusAfterKey: function (el) {
+        focusNext = el;
+      }
+    };
+  }
+
   function initLogin(form) {
     var n = intAttr(form, 'data-points', 5, 1, 32);
     var picture = byId('picture');
@@ -122,37 +290,46 @@
       field.value = '';
       startOver.disabled = false;
       notice.clear();
+      if (placer) {
+        placer.reset();
+      }
       update();
     }
 
+    var placer = null;
     guardPicture(picture);
 
-    picture.addEventListener('click', function (ev) {
-      ev.preventDefault();
-      if (submitting) {
-        return;
+    placer = Placer(frame, picture, notice, {
+      active: function () { return !submitting; },
+      add: function (p, how) {
+        if (points.length >= n) {
+          notice.set('You have placed all ' + n + ' points. Press Continue, or Start over.', 'info');
+          feedback.reject();
+          return;
+        }
+        points.push(p);
+        feedback.ok();
+        update();
+        if (points.length === n) {
+          notice.set('All points placed. Press Continue.', 'info');
+          if (how === 'keyboard') {
+            placer.focusAfterKey(submit);
+          }
+        } else if (how === 'keyboard') {
+          notice.set('Point ' + points.length + ' placed.', 'info');
+        } else {
+          notice.clear();
+        }
+      },
+      undo: function () {
+        if (points.length === 0) {
+          notice.set('There is no point to remove.', 'info');
+          return;
+        }
+        points.pop();
+        update();
+        notice.set('Removed the last point.', 'info');
       }
-      if (!imageReady(picture)) {
-        notice.set('Please wait until your picture has loaded.', 'error');
-        return;
-      }
-      if (points.length >= n) {
-        notice.set('You have clicked all ' + n + ' points. Press Continue, or Start over.', 'info');
-        feedback.reject();
-        return;
-      }
-      var p = canonical(picture, ev);
-      if (!p) {
-        return;
-      }
-      points.push(p);
-      feedback.ok();
-      if (points.length === n) {
-        notice.set('All points clicked. Press Continue.', 'info');
-      } else {
-        notice.clear();
-      }
-      update();
     });
 
     picture.addEventListener('error', function () {
@@ -172,6 +349,7 @@
       }
       field.value = serialize(points);
       submitting = true;
+      placer.clearPending();
       submit.disabled = true;
       startOver.disabled = true;
     });
@@ -244,6 +422,7 @@
       stepPoints.hidden = s !== 2;
       stepConfirm.hidden = s !== 3;
       workspace.hidden = s === 1;
+      frame.setAttribute('aria-describedby', (s === 3 ? 'confirm-instructions' : 'points-instructions') + ' keyboard-help');
       update();
     }
 
@@ -273,6 +452,9 @@
 
     function toStep1() {
       clearPoints();
+      if (placer) {
+        placer.clearPending();
+      }
       notice.clear();
       show(1);
       updateChoice();
@@ -280,8 +462,13 @@
 
     function toStep2() {
       clearPoints();
+      if (placer) {
+        placer.reset();
+      }
       show(2);
     }
+
+    var placer = null;
 
     radios.forEach(function (radio) {
       radio.addEventListener('change', updateChoice);
@@ -333,59 +520,69 @@
       }
     });
 
-    picture.addEventListener('click', function (ev) {
-      ev.preventDefault();
-      if (submitting || step === 1) {
-        return;
-      }
-      if (!imageReady(picture)) {
-        notice.set('Please wait until the picture has loaded.', 'error');
-        return;
-      }
-      var p = canonical(picture, ev);
-      if (!p) {
-        return;
-      }
-      if (step === 2) {
-        if (first.length >= n) {
+    placer = Placer(frame, picture, notice, {
+      active: function () { return !submitting && step !== 1; },
+      add: function (p, how) {
+        var keyboard = how === 'keyboard';
+        if (step === 2) {
+          if (first.length >= n) {
+            return;
+          }
+          if (tooClose(p)) {
+            feedback.reject();
+            notice.set('That is too close to a point you already chose. Pick another detail.', 'error');
+            return;
+          }
+          first.push(p);
+          feedback.ok();
+          if (first.length === n) {
+            show(3);
+            notice.set('Now place the same ' + n + ' points again, in the same order.', 'info');
+            if (!keyboard) {
+              focusHeading(stepConfirm, false);
+            }
+          } else {
+            notice.set(keyboard ? 'Point ' + first.length + ' placed.' : '', 'info');
+            update();
+          }
           return;
         }
-        if (tooClose(p)) {
+        // step 3
+        if (second.length >= n) {
+          return;
+        }
+        if (!same(p, first[second.length])) {
           feedback.reject();
-          notice.set('That is too close to a point you already chose. Pick another detail.', 'error');
+          toStep2();
+          notice.set('That was not the same point. Start over.', 'error');
+          if (!keyboard) {
+            focusHeading(stepPoints, false);
+          }
           return;
         }
-        first.push(p);
+        second.push(p);
         feedback.ok();
-        if (first.length === n) {
-          show(3);
-          notice.set('Now click the same ' + n + ' points again, in the same order.', 'info');
-          focusHeading(stepConfirm, false);
+        if (second.length === n) {
+          notice.set('Your points match. Press \u201cSave my picture password\u201d.', 'info');
+          update();
+          if (keyboard) {
+            placer.focusAfterKey(submit);
+          }
         } else {
-          notice.clear();
+          notice.set(keyboard ? 'Point ' + second.length + ' placed.' : '', 'info');
           update();
         }
-        return;
+      },
+      undo: function () {
+        var list = step === 3 ? second : first;
+        if (list.length === 0) {
+          notice.set('There is no point to remove.', 'info');
+          return;
+        }
+        list.pop();
+        notice.set('Removed the last point.', 'info');
+        update();
       }
-      // step 3
-      if (second.length >= n) {
-        return;
-      }
-      if (!same(p, first[second.length])) {
-        feedback.reject();
-        toStep2();
-        notice.set('That was not the same point. Start over.', 'error');
-        focusHeading(stepPoints, false);
-        return;
-      }
-      second.push(p);
-      feedback.ok();
-      if (second.length === n) {
-        notice.set('Your points match. Press \u201cSave my picture password\u201d.', 'info');
-      } else {
-        notice.clear();
-      }
-      update();
     });
 
     form.addEventListener('submit', function (ev) {
@@ -398,6 +595,7 @@
       pointsField.value = serialize(first);
       confirmField.value = serialize(second);
       submitting = true;
+      placer.clearPending();
       submit.disabled = true;
       startOver.disabled = true;
       back.disabled = true;

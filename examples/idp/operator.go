@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/visid/visid/examples/internal/cli"
+	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// subcommands are the subcommands of a group command, in the order the usage lists them; nil
+// for a command that takes none.
+func subcommands(cmd string) []string {
+	switch cmd {
+	case "tenant":
+		return []string{"create", "list"}
+	case "apikey":
+		return []string{"create", "list", "revoke"}
+	case "client":
+		return []string{"create", "list", "rotate-secret", "delete", "set-redirect-uris", "set-require-par"}
+	case "user":
+		return []string{"show", "unlock"}
+	case "webhook":
+		return []string{"add", "list", "delete", "resume"}
+	}
+	return nil
+}
+
+// checkGroup returns a usage error when args name a group command without one of its
+// subcommands, saying which subcommands exist; nil otherwise ("idp tenant -h" asks for help).
+func checkGroup(args []string) error {
+	subs := subcommands(args[0])
+	switch {
+	case subs == nil:
+		return nil
+	case len(args) < 2:
+		return &cli.UsageError{Msg: fmt.Sprintf("%s needs a subcommand: %s", args[0], strings.Join(subs, ", "))}
+	case cli.IsHelp(args[1]) || slices.Contains(subs, args[1]):
+		return nil
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("%s has no subcommand %q; its subcommands are %s", args[0], args[1], strings.Join(subs, ", "))}
+}
+
+// requireTenant returns the error of noTenant when tenant is not in the store: every command
+// that takes --tenant refuses an unknown tenant with it.
+func requireTenant(ctx context.Context, tenants store.Tenants, tenant string) error {
+	_, err := tenants.Get(ctx, tenant)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return noTenant(tenant)
+	case err != nil:
+		return fmt.Errorf("reading tenant %q: %w", tenant, err)
+	}
+	return nil
+}
+
+// formatTime is t in RFC 3339, UTC, or "never" for the zero time.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// tenantList is "idp tenant list".
+func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp tenant list", flag.ContinueOnError)
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("tenant list: unexpected argument %q", pos[0])}
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return listTenants(ctx, d.Tenants, stdout)
+}
+
+// listTenants prints one line per tenant, ordered by id: tenant=… name="…" created=….
+func listTenants(ctx context.Context, tenants store.Tenants, stdout io.Writer) error {
+	list, err := tenants.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the tenants: %w", err)
+	}
+	for _, t := range list {
+		fmt.Fprintf(stdout, "tenant=%s name=%q created=%s\n", t.ID, t.DisplayName, formatTime(t.Created))
+	}
+	return nil
+}
+
+// apikeyList is "idp apikey list --tenant T".
+func apikeyList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp apikey list", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the tenant whose keys to list (required)")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("apikey list: unexpected argument %q; the tenant goes in --tenant", pos[0])}
+	}
+	if err := checkTenantFlag("apikey list", *tenant); err != nil {
+		return err
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return listKeys(ctx, d.Backend, *tenant, stdout)
+}
+
+// listKeys prints one line per API key that may act on tenant, in creation order:
+// api_key_id=… name="…" created=… last_used=…|never revoked=true|false [revoked_at=…]. Secrets
+// are not stored, so none is printed.
+func listKeys(ctx context.Context, b store.Backend, tenant string, stdout io.Writer) error {
+	if err := requireTenant(ctx, b.Tenants, tenant); err != nil {
+		return err
+	}
+	keys, err := b.APIKeys.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the API keys: %w", err)
+	}
+	for _, k := range keys {
+		if !slices.Contains(k.Tenants, tenant) {
+			continue
+		}
+		fmt.Fprintf(stdout, "api_key_id=%s name=%q created=%s last_used=%s revoked=%t", k.ID, k.Name,
+			formatTime(k.Created), formatTime(k.LastUsed), k.Revoked)
+		if k.Revoked {
+			fmt.Fprintf(stdout, " revoked_at=%s", formatTime(k.RevokedAt))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+// userCmd is "idp user show|unlock --tenant T --user U".
+func userCmd(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp user "+sub, flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the user's tenant (required)")
+	user := fs.String("user", "", "the user: userName, primary email or id (required)")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("user %s: unexpected argument %q; the user goes in --user", sub, pos[0])}
+	}
+	if err := checkTenantFlag("user "+sub, *tenant); err != nil {
+		return err
+	}
+	if *user == "" {
+		return &cli.UsageError{Msg: fmt.Sprintf("user %s needs --user: the user's userName, primary email or id, such as: "+
+			"idp user %s --tenant acme --user ann@example.com", sub, sub)}
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if sub == "unlock" {
+		return unlockUser(ctx, d.Backend, *tenant, *user, stdout)
+	}
+	return showUser(ctx, d.Backend, *tenant, *user, stdout)
+}
+
+// findUser returns the user of tenant that name names by id, userName or primary email, in
+// that order of preference, or an error that says which of tenant and user is missing.
+func findUser(ctx context.Context, b store.Backend, tenant, name string) (*store.User, error) {
+	if err := requireTenant(ctx, b.Tenants, tenant); err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(name, "user_") {
+		u, err := b.Users.Get(ctx, tenant, name)
+		if err == nil {
+			return u, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("reading user %q: %w", name, err)
+		}
+	}
+	lit := filter.Literal{Kind: filter.KindString, Str: name}.String()
+	for _, f := range []string{`userName eq ` + lit, `emails[value eq ` + lit + ` and primary eq true]`} {
+		expr, err := filter.Parse(f, schema.User())
+		if err != nil {
+			break // no filter literal can hold name, so no user has it
+		}
+		page, err := b.Users.List(ctx, tenant, store.Query{Filter: expr, StartIndex: 1, Count: 2})
+		if err != nil {
+			return nil, fmt.Errorf("looking up user %q: %w", name, err)
+		}
+		if page.TotalResults == 1 {
+			return &page.Resources[0], nil
+		}
+	}
+	return nil, fmt.Errorf("tenant %q has no user with the userName, primary email or id %q", tenant, name)
+}
+
+// pictureAdmin is the picture login for an administrator's command: it reads and resets failure
+// counts and hashes nothing, so its pepper is a throwaway.
+func pictureAdmin(b store.Backend) (*picture.Authenticator, error) {
+	return newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler))
+}
+
+// showUser prints what an operator needs to help a user: user_id=…, user_name=…, active=…,
+// picture_enrolled=…, and for an enrolled user image=…, failures=… and locked_until=…|no.
+// The picture password's points are never printed (they are not stored in the clear).
+func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
+	u, err := findUser(ctx, b, tenant, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "user_id=%s\nuser_name=%s\nactive=%t\n", u.ID, u.UserName, u.Active)
+	c, err := b.Pictures.Get(ctx, tenant, u.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintln(stdout, "picture_enrolled=false")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the picture password of %q: %w", u.ID, err)
+	}
+	auth, err := pictureAdmin(b)
+	if err != nil {
+		return err
+	}
+	until, err := auth.LockedUntil(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the lock of %q: %w", u.ID, err)
+	}
+	locked := "no"
+	if !until.IsZero() {
+		locked = formatTime(until)
+	}
+	fmt.Fprintf(stdout, "picture_enrolled=true\nimage=%s\nenrolled=%s\nfailures=%d\nlocked_until=%s\n",
+		c.Image, formatTime(c.Created), c.Failures, locked)
+	return nil
+}
+
+// unlockUser clears the failure count of a user's picture password, recorded as
+// secondfactor.unlocked under ctx's Change, and prints user_id=…, failures_before=… and
+// unlocked=true.
+func unlockUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
+	u, err := findUser(ctx, b, tenant, name)
+	if err != nil {
+		return err
+	}
+	c, err := b.Pictures.Get(ctx, tenant, u.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("user %q has no picture password to unlock (idp enroll-link makes a link to set one up)", name)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the picture password of %q: %w", u.ID, err)
+	}
+	auth, err := pictureAdmin(b)
+	if err != nil {
+		return err
+	}
+	if err := auth.Unlock(ctx, tenant, u.ID); err != nil {
+		return fmt.Errorf("unlocking %q: %w", u.ID, err)
+	}
+	fmt.Fprintf(stdout, "user_id=%s\nfailures_before=%d\nunlocked=true\n", u.ID, c.Failures)
+	return nil
+}
