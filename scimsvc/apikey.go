@@ -110,35 +110,46 @@ func claimedKeyID(r *http.Request) string {
 	return id
 }
 
-// authenticate returns the API key a request presents, or errUnauthenticated.
-func (h *handler) authenticate(r *http.Request) (*store.APIKey, error) {
+// authenticate returns the API key a request presents, or errUnauthenticated and the reason of
+// MetricAuthFailures: authMissing, authUnknown or authRevoked.
+func (h *handler) authenticate(r *http.Request) (*store.APIKey, string, error) {
 	secret, idPart, ok := bearer(r)
 	if !ok {
-		return nil, errUnauthenticated
+		return nil, authMissing, errUnauthenticated
 	}
 	sum := sha256.Sum256([]byte(secret))
 	k, err := h.cfg.APIKeys.ByHash(r.Context(), sum)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errUnauthenticated
+		return nil, authUnknown, errUnauthenticated
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if subtle.ConstantTimeCompare(k.SecretHash[:], sum[:]) != 1 || k.ID != "key_"+idPart || k.Revoked {
-		return nil, errUnauthenticated
+	if subtle.ConstantTimeCompare(k.SecretHash[:], sum[:]) != 1 || k.ID != "key_"+idPart {
+		return nil, authUnknown, errUnauthenticated
 	}
-	return k, nil
+	if k.Revoked {
+		return nil, authRevoked, errUnauthenticated
+	}
+	return k, "", nil
 }
 
 // authorize checks that k may use the SCIM API on tenant, which must exist: otherwise 403, so a
 // key learns nothing about tenants it cannot use.
 func (h *handler) authorize(r *http.Request, k *store.APIKey, tenant string) error {
 	forbidden := &Error{Status: http.StatusForbidden, Detail: "this API key may not use the SCIM API of this tenant"}
-	if !slices.Contains(k.Scopes, ScopeSCIM) || !slices.Contains(k.Tenants, tenant) {
+	ctx := r.Context()
+	if !slices.Contains(k.Scopes, ScopeSCIM) {
+		h.tel.count(ctx, h.tel.authFailed, attrReason, authScope, tenant)
 		return forbidden
 	}
-	if _, err := h.cfg.Tenants.Get(r.Context(), tenant); err != nil {
+	if !slices.Contains(k.Tenants, tenant) {
+		h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, tenant)
+		return forbidden
+	}
+	if _, err := h.cfg.Tenants.Get(ctx, tenant); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
+			h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, tenant)
 			return forbidden
 		}
 		return err

@@ -58,7 +58,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.WarnContext(ctx, "scim rate limiter failed; request allowed", "key", k.ID, "err", err)
 	} else {
 		if !d.Allowed {
-			h.tooMany(w, r, d)
+			h.tooMany(w, r, d, limitKey)
 			return
 		}
 		ratelimit.SetHeaders(w.Header(), d)
@@ -134,8 +134,10 @@ func checkQuery(q url.Values) error {
 	return nil
 }
 
-// tooMany answers 429 with Retry-After and the RateLimit headers.
-func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
+// tooMany answers 429 with Retry-After and the RateLimit headers, and counts a denial of limit.
+func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision, limit string) {
+	tenant, _ := pathLabels(r.URL.Path)
+	h.tel.count(r.Context(), h.tel.rateLimited, attrLimit, limit, tenant)
 	ratelimit.SetHeaders(w.Header(), d) // Retry-After too: d is a denial
 	h.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Detail: "too many requests; retry later"})
 }
@@ -270,7 +272,7 @@ func equalFoldASCII(a, b string) bool {
 // flood of bad keys from one address, or of guesses at one key's secret, is answered 429 once
 // the budget is spent. Keys that do not exist take no limiter memory of their own.
 func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*store.APIKey, error) {
-	k, err := h.authenticate(r)
+	k, reason, err := h.authenticate(r)
 	if err == nil {
 		return k, nil
 	}
@@ -279,6 +281,8 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		return nil, err
 	}
 	ctx := r.Context()
+	tenant, _ := pathLabels(r.URL.Path)
+	h.tel.count(ctx, h.tel.authFailed, attrReason, reason, tenant)
 	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
@@ -288,7 +292,7 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		}
 	}
 	if denied {
-		h.tooMany(w, r, d)
+		h.tooMany(w, r, d, limitAddress)
 		return nil, err
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="scim"`)
