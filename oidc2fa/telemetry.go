@@ -74,22 +74,22 @@ func newTelemetry(cfg Config) (*telemetry, error) {
 	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
 	var err error
 	if t.duration, err = m.Float64Histogram(MetricRequestDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of OpenID provider requests"),
+		metric.WithDescription("Duration of HTTP server requests"),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)); err != nil {
 		return nil, err
 	}
 	counters := []struct {
-		c          *metric.Int64Counter
-		name, desc string
+		c                *metric.Int64Counter
+		name, unit, desc string
 	}{
-		{&t.authorizations, MetricAuthorizations, "Sign-ins started"},
-		{&t.outcomes, MetricOutcomes, "Sign-ins ended, by outcome"},
-		{&t.redeemed, MetricCodesRedeemed, "Authorization codes exchanged for an ID token"},
-		{&t.replays, MetricCodeReplays, "Token requests refused for a code already used"},
-		{&t.pushed, MetricPushedRequests, "Pushed authorization requests stored"},
+		{&t.authorizations, MetricAuthorizations, "{signin}", "Sign-ins started"},
+		{&t.outcomes, MetricOutcomes, "{signin}", "Sign-ins ended, by outcome"},
+		{&t.redeemed, MetricCodesRedeemed, "{code}", "Authorization codes exchanged for an ID token"},
+		{&t.replays, MetricCodeReplays, "{request}", "Token requests refused for a code already used"},
+		{&t.pushed, MetricPushedRequests, "{request}", "Pushed authorization requests stored"},
 	}
 	for _, c := range counters {
-		if *c.c, err = m.Int64Counter(c.name, metric.WithUnit("1"), metric.WithDescription(c.desc)); err != nil {
+		if *c.c, err = m.Int64Counter(c.name, metric.WithUnit(c.unit), metric.WithDescription(c.desc)); err != nil {
 			return nil, err
 		}
 	}

@@ -96,7 +96,7 @@ func newTelemetry(cfg Config) (*telemetry, error) {
 		return nil, err
 	}
 	if t.duration, err = m.Float64Histogram(MetricRequestDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of SCIM requests"),
+		metric.WithDescription("Duration of HTTP server requests"),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)); err != nil {
 		return nil, err
 	}

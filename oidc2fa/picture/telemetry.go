@@ -67,15 +67,15 @@ func newTelemetry(cfg Config) (*telemetry, error) {
 	m := mp.Meter(instrumentationName)
 	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
 	var err error
-	if t.attempts, err = m.Int64Counter(MetricAttempts, metric.WithUnit("1"),
+	if t.attempts, err = m.Int64Counter(MetricAttempts, metric.WithUnit("{attempt}"),
 		metric.WithDescription("Picture login attempts, by outcome")); err != nil {
 		return nil, err
 	}
-	if t.lockouts, err = m.Int64Counter(MetricLockouts, metric.WithUnit("1"),
+	if t.lockouts, err = m.Int64Counter(MetricLockouts, metric.WithUnit("{lockout}"),
 		metric.WithDescription("Failed attempts that locked a user's factor")); err != nil {
 		return nil, err
 	}
-	if t.inflight, err = m.Int64UpDownCounter(MetricHashesInFlight, metric.WithUnit("1"),
+	if t.inflight, err = m.Int64UpDownCounter(MetricHashesInFlight, metric.WithUnit("{hash}"),
 		metric.WithDescription("argon2id computations running")); err != nil {
 		return nil, err
 	}
