@@ -392,3 +392,58 @@ func TestAdminAddrInUse(t *testing.T) {
 	assert.Contains(t, err.Error(), busy.Addr().String())
 	assert.Empty(t, stdout.String())
 }
+
+// histogramCount is the sample count of family's histograms whose labels include want.
+func histogramCount(families map[string]*dto.MetricFamily, family string, want map[string]string) uint64 {
+	f := families[family]
+	if f == nil {
+		return 0
+	}
+	var total uint64
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		total += m.GetHistogram().GetSampleCount()
+	}
+	return total
+}
+
+// TestAdminServerSecondFactor: alice's sign-in shows in /metrics as a sign-in started and
+// succeeded, a picture attempt, a code redeemed and the argon2id hashes, with no user in any
+// label.
+func TestAdminServerSecondFactor(t *testing.T) {
+	s := startObserved(t)
+	signInAlice(t, s.vars)
+	families := s.scrape(t)
+	for _, c := range []struct {
+		family string
+		labels map[string]string
+	}{
+		{"visid_secondfactor_authorizations_total", nil},
+		{"visid_secondfactor_outcomes_total", map[string]string{"visid_outcome": "succeeded"}},
+		{"visid_secondfactor_attempts_total", map[string]string{"visid_outcome": "succeeded"}},
+		{"visid_oidc_codes_redeemed_total", nil},
+	} {
+		assert.Equal(t, 1.0, counter(families, c.family, c.labels), "%s; families: %s", c.family, familyNames(families))
+	}
+	assert.Equal(t, uint64(2), histogramCount(families, "visid_picture_hash_wait_seconds", nil),
+		"alice's enrollment and her sign-in")
+	assert.Equal(t, uint64(1), histogramCount(families, "http_server_request_duration_seconds",
+		map[string]string{"visid_oidc_endpoint": "token", "http_response_status_code": "200"}))
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				assert.NotContains(t, l.GetValue(), "alice", "%s label %s", name, l.GetName())
+				assert.NotContains(t, l.GetValue(), "user_", "%s label %s", name, l.GetName())
+			}
+		}
+	}
+}
