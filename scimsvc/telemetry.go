@@ -187,7 +187,8 @@ func pathLabels(path string) (tenant, resourceType string) {
 
 // instrument wraps next, the handler with its recoverer, in a span and the request metrics.
 // Spans carry the method, resource type and status, never the path (it names tenants and ids),
-// the query (filters hold personal data) or headers (keys).
+// the query (filters hold personal data) or headers (keys). With the default providers, which
+// record nothing, a request costs a lookup and a wrapped writer.
 func (t *telemetry) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -196,9 +197,16 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			method = "_OTHER"
 		}
 		tenant, rt := pathLabels(canonical(r).URL.Path)
-		ctx, span := t.tracer.Start(r.Context(), "SCIM "+method+" "+rt,
-			trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attrMethod.String(method), attrResourceType.String(rt)))
+		ctx, span := t.tracer.Start(r.Context(), spanName(method, rt), serverSpan...)
+		recording := span.IsRecording()
+		if recording {
+			span.SetAttributes(attrMethod.String(method), attrResourceType.String(rt))
+		}
+		if span.SpanContext().IsValid() {
+			// Store calls and other children see the span; a span that is not even
+			// sampled out (no SDK) has nothing to pass on.
+			r = r.WithContext(ctx)
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			status := sw.status
@@ -209,9 +217,11 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 				status = http.StatusInternalServerError
 				defer panic(p)
 			}
-			span.SetAttributes(attrStatusCode.Int(status))
-			if status >= 500 {
-				span.SetStatus(codes.Error, http.StatusText(status))
+			if recording {
+				span.SetAttributes(attrStatusCode.Int(status))
+				if status >= 500 {
+					span.SetStatus(codes.Error, http.StatusText(status))
+				}
 			}
 			span.End()
 			if t.requests.Enabled(ctx) || t.duration.Enabled(ctx) {
@@ -220,8 +230,30 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 				t.duration.Record(ctx, time.Since(start).Seconds(), set)
 			}
 		}()
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		next.ServeHTTP(sw, r)
 	})
+}
+
+// serverSpan are the options of a request's span.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
+// spanNames are the span names of the known methods and resource types, made once.
+var spanNames = func() map[[2]string]string {
+	m := map[[2]string]string{}
+	for method := range knownMethods {
+		for _, rt := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "other"} {
+			m[[2]string{method, rt}] = "SCIM " + method + " " + rt
+		}
+	}
+	return m
+}()
+
+// spanName is the name of the span of a request: "SCIM <method> <resource type>".
+func spanName(method, rt string) string {
+	if n, ok := spanNames[[2]string{method, rt}]; ok {
+		return n
+	}
+	return "SCIM " + method + " " + rt
 }
 
 // statusWriter records the status of a response.
