@@ -158,6 +158,29 @@ func BenchmarkGetUserInProcess(b *testing.B) {
 			}
 		}
 	})
+	b.Run("otel", func(b *testing.B) {
+		// full with an OpenTelemetry SDK meter and tracer (every span sampled, exported in
+		// batches to memory), as BenchmarkGetUser/otel.
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithBatcher(tracetest.NewInMemoryExporter()))
+		defer func() {
+			_ = mp.Shutdown(context.Background())
+			_ = tp.Shutdown(context.Background())
+		}()
+		withOtel, _, _ := benchEnv(b, func(c *scimsvc.Config) {
+			c.Users, c.APIKeys, c.Tenants = mem.Users(), mem.APIKeys(), mem.Tenants()
+			c.MeterProvider, c.TracerProvider = mp, tp
+		})
+		b.ReportAllocs()
+		for b.Loop() {
+			w := discard{h: http.Header{}}
+			withOtel.ServeHTTP(&w, req)
+			if w.code != http.StatusOK {
+				b.Fatalf("status %d", w.code)
+			}
+		}
+	})
 	b.Run("bare-encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		bare := bareJSONHandler(mem)
