@@ -149,9 +149,10 @@ type Config struct {
 	// cookie, code or token. The Authenticator's and the stores' spans are its children. nil:
 	// otel.GetTracerProvider(), which records nothing until the host installs an SDK.
 	TracerProvider trace.TracerProvider
-	// MetricsTenant adds the tenant (visid.tenant) to every metric's attributes. Each tenant
-	// then makes series of its own, so turn it on only when the tenants are few. false: no
-	// tenant in metrics.
+	// MetricsTenant adds the tenant (visid.tenant) to the attributes of the sign-in and code
+	// metrics, counted once the tenant is known to exist; MetricRequestDuration never has it,
+	// since a request's path may name any tenant. Each tenant makes series of its own, so turn
+	// it on only when the tenants are few. false: no tenant in metrics.
 	MetricsTenant bool
 }
 

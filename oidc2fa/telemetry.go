@@ -137,16 +137,16 @@ func outcomeOf(subject string, f Failure) string {
 var endpoints = map[string]bool{"authorize": true, "par": true, "token": true, "jwks": true,
 	"enroll": true, "enrollment": true, "login": true}
 
-// pathLabels returns the endpoint and tenant of a path relative to the handler.
-func pathLabels(p string) (endpoint, tenant string) {
+// pathLabel returns the endpoint of a path relative to the handler.
+func pathLabel(p string) string {
 	seg := strings.SplitN(strings.TrimPrefix(path.Clean("/"+p), "/"), "/", 3)
 	switch {
 	case len(seg) >= 2 && endpoints[seg[0]]:
-		return seg[0], seg[1]
+		return seg[0]
 	case len(seg) == 3 && seg[1] == ".well-known":
-		return "discovery", seg[0]
+		return "discovery"
 	}
-	return "other", ""
+	return "other"
 }
 
 // instrument wraps next in a server span and MetricRequestDuration. Spans carry the endpoint,
@@ -161,7 +161,7 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 		default:
 			method = "_OTHER"
 		}
-		endpoint, tenant := pathLabels(r.URL.Path)
+		endpoint := pathLabel(r.URL.Path)
 		ctx, span := t.tracer.Start(r.Context(), "OIDC "+method+" "+endpoint,
 			trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attrMethod.String(method), attrEndpoint.String(endpoint)))
@@ -181,11 +181,10 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			}
 			span.End()
 			if t.duration.Enabled(ctx) {
-				kv := []attribute.KeyValue{attrEndpoint.String(endpoint), attrMethod.String(method), attrStatusCode.Int(status)}
-				if t.tenants {
-					kv = append(kv, attrTenant.String(tenant))
-				}
-				t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(kv...))
+				// No tenant even with Config.MetricsTenant: the path's tenant may be
+				// anything a client sends.
+				t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(
+					attrEndpoint.String(endpoint), attrMethod.String(method), attrStatusCode.Int(status)))
 			}
 		}()
 		next.ServeHTTP(sw, r.WithContext(ctx))

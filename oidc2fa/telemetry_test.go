@@ -155,7 +155,7 @@ func TestMetricsTenant(t *testing.T) {
 			m := e.metrics()
 			assert.Equal(t, map[string]int64{c.want: 1}, m[oidc2fa.MetricOutcomes])
 			for series := range m[oidc2fa.MetricRequestDuration] {
-				assert.Equal(t, c.tenants, strings.Contains(series, "visid.tenant=acme"), series)
+				assert.NotContains(t, series, "visid.tenant", "a path may name any tenant")
 			}
 		})
 	}

@@ -140,16 +140,16 @@ func (h *handler) authorize(r *http.Request, k *store.APIKey, tenant string) err
 	forbidden := &Error{Status: http.StatusForbidden, Detail: "this API key may not use the SCIM API of this tenant"}
 	ctx := r.Context()
 	if !slices.Contains(k.Scopes, ScopeSCIM) {
-		h.tel.count(ctx, h.tel.authFailed, attrReason, authScope, tenant)
+		h.tel.count(ctx, h.tel.authFailed, attrReason, authScope, "")
 		return forbidden
 	}
 	if !slices.Contains(k.Tenants, tenant) {
-		h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, tenant)
+		h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, "")
 		return forbidden
 	}
 	if _, err := h.cfg.Tenants.Get(ctx, tenant); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, tenant)
+			h.tel.count(ctx, h.tel.authFailed, attrReason, authTenant, "")
 			return forbidden
 		}
 		return err

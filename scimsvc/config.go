@@ -130,9 +130,11 @@ type Config struct {
 	// header or body. Store calls made under the request are its children. nil:
 	// otel.GetTracerProvider(), which records nothing until the host installs an SDK.
 	TracerProvider trace.TracerProvider
-	// MetricsTenant adds the tenant (visid.tenant) to every metric's attributes. Each tenant
-	// then makes series of its own, so turn it on only when the tenants are few. false: no
-	// tenant in metrics.
+	// MetricsTenant adds the tenant (visid.tenant) to the attributes of the metrics of
+	// requests whose API key may act on it; requests refused before (MetricAuthFailures, and
+	// their MetricRequests) carry none, so a client without a valid key cannot make series.
+	// Each tenant makes series of its own, so turn it on only when the tenants are few. false:
+	// no tenant in metrics.
 	MetricsTenant bool
 }
 

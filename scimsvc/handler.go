@@ -51,6 +51,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	if h.tel.tenants {
+		authorizedTenant(w, tenant)
+	}
 	d, err := h.keys.Allow(ctx, k.ID+"/"+tenant)
 	if err != nil {
 		// A limiter that cannot decide lets the request through: the key is valid, and
@@ -58,7 +61,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.WarnContext(ctx, "scim rate limiter failed; request allowed", "key", k.ID, "err", err)
 	} else {
 		if !d.Allowed {
-			h.tooMany(w, r, d, limitKey)
+			h.tooMany(w, r, d, limitKey, tenant)
 			return
 		}
 		ratelimit.SetHeaders(w.Header(), d)
@@ -134,9 +137,9 @@ func checkQuery(q url.Values) error {
 	return nil
 }
 
-// tooMany answers 429 with Retry-After and the RateLimit headers, and counts a denial of limit.
-func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision, limit string) {
-	tenant, _ := pathLabels(r.URL.Path)
+// tooMany answers 429 with Retry-After and the RateLimit headers, and counts a denial of limit;
+// tenant is "" before the key is authorized for one.
+func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision, limit, tenant string) {
 	h.tel.count(r.Context(), h.tel.rateLimited, attrLimit, limit, tenant)
 	ratelimit.SetHeaders(w.Header(), d) // Retry-After too: d is a denial
 	h.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Detail: "too many requests; retry later"})
@@ -281,8 +284,7 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		return nil, err
 	}
 	ctx := r.Context()
-	tenant, _ := pathLabels(r.URL.Path)
-	h.tel.count(ctx, h.tel.authFailed, attrReason, reason, tenant)
+	h.tel.count(ctx, h.tel.authFailed, attrReason, reason, "") // the tenant is anyone's guess
 	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
@@ -292,7 +294,7 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		}
 	}
 	if denied {
-		h.tooMany(w, r, d, limitAddress)
+		h.tooMany(w, r, d, limitAddress, "")
 		return nil, err
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="scim"`)

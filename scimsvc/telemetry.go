@@ -124,7 +124,7 @@ type requestLabels struct {
 // set returns the attribute set of l, built once per distinct l, plus the tenant when
 // Config.MetricsTenant allows it.
 func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
-	if !t.tenants {
+	if !t.tenants || tenant == "" {
 		if s, ok := t.sets.Load(l); ok {
 			return s.(attribute.Set)
 		}
@@ -135,7 +135,7 @@ func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
 		attrStatusCode.Int(l.status),
 		attrStatusClass.String(statusClass(l.status)),
 	}
-	if t.tenants {
+	if t.tenants && tenant != "" {
 		return attribute.NewSet(append(kv, attrTenant.String(tenant))...)
 	}
 	s := attribute.NewSet(kv...)
@@ -144,7 +144,8 @@ func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
 }
 
 // count adds one to c with the attribute key k set to v (none for an empty k), and the tenant
-// when allowed.
+// when allowed. Only a tenant the request's key is authorized for may be passed: a client
+// without a valid key could otherwise make a series per name it sends.
 func (t *telemetry) count(ctx context.Context, c metric.Int64Counter, k attribute.Key, v, tenant string) {
 	if !c.Enabled(ctx) {
 		return
@@ -153,7 +154,7 @@ func (t *telemetry) count(ctx context.Context, c metric.Int64Counter, k attribut
 	if k != "" {
 		kv = append(kv, k.String(v))
 	}
-	if t.tenants {
+	if t.tenants && tenant != "" {
 		kv = append(kv, attrTenant.String(tenant))
 	}
 	c.Add(ctx, 1, metric.WithAttributes(kv...))
@@ -196,7 +197,7 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 		if !knownMethods[method] {
 			method = "_OTHER"
 		}
-		tenant, rt := pathLabels(canonical(r).URL.Path)
+		_, rt := pathLabels(canonical(r).URL.Path)
 		ctx, span := t.tracer.Start(r.Context(), spanName(method, rt), serverSpan...)
 		recording := span.IsRecording()
 		if recording {
@@ -225,7 +226,7 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			}
 			span.End()
 			if t.requests.Enabled(ctx) || t.duration.Enabled(ctx) {
-				set := metric.WithAttributeSet(t.set(requestLabels{rt, method, status}, tenant))
+				set := metric.WithAttributeSet(t.set(requestLabels{rt, method, status}, sw.tenant))
 				t.requests.Add(ctx, 1, set)
 				t.duration.Record(ctx, time.Since(start).Seconds(), set)
 			}
@@ -256,10 +257,28 @@ func spanName(method, rt string) string {
 	return "SCIM " + method + " " + rt
 }
 
-// statusWriter records the status of a response.
+// statusWriter records the status of a response, and the tenant the request's key was
+// authorized for, for the request metrics when Config.MetricsTenant is set.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	tenant string
+}
+
+// authorizedTenant records on the statusWriter under w that the request's key may act on
+// tenant.
+func authorizedTenant(w http.ResponseWriter, tenant string) {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			v.tenant = tenant
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return
+		}
+	}
 }
 
 func (s *statusWriter) WriteHeader(code int) {

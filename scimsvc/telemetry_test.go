@@ -180,23 +180,31 @@ func TestMetricsCountRateLimited(t *testing.T) {
 
 func TestMetricsTenant(t *testing.T) {
 	cases := []struct {
-		name    string
-		tenants bool
-		want    string
+		name     string
+		tenants  bool
+		requests map[string]int64
 	}{
-		{"off by default", false, "visid.reason=tenant"},
-		{"on", true, "visid.reason=tenant,visid.tenant=globex"},
+		{"off by default", false, map[string]int64{
+			"http.request.method=GET,http.response.status_class=2xx,http.response.status_code=200,visid.scim.resource_type=Users": 1,
+			"http.request.method=GET,http.response.status_class=4xx,http.response.status_code=403,visid.scim.resource_type=Users": 1,
+			"http.request.method=GET,http.response.status_class=4xx,http.response.status_code=401,visid.scim.resource_type=Users": 1,
+		}},
+		{"on: only a tenant the key may act on", true, map[string]int64{
+			"http.request.method=GET,http.response.status_class=2xx,http.response.status_code=200,visid.scim.resource_type=Users,visid.tenant=acme": 1,
+			"http.request.method=GET,http.response.status_class=4xx,http.response.status_code=403,visid.scim.resource_type=Users":                   1,
+			"http.request.method=GET,http.response.status_class=4xx,http.response.status_code=401,visid.scim.resource_type=Users":                   1,
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newTelemetryEnv(t, func(cfg *scimsvc.Config) { cfg.MetricsTenant = c.tenants })
 			require.Equal(t, http.StatusOK, e.do("GET", "/acme/Users", nil).Status)
 			require.Equal(t, http.StatusForbidden, e.do("GET", "/globex/Users", nil).Status)
+			require.Equal(t, http.StatusUnauthorized, e.doKey("", "GET", "/made-up-by-a-client/Users", nil).Status)
 			m := e.metrics()
-			assert.Equal(t, map[string]int64{c.want: 1}, m[scimsvc.MetricAuthFailures])
-			for series := range m[scimsvc.MetricRequests] {
-				assert.Equal(t, c.tenants, strings.Contains(series, "visid.tenant="), series)
-			}
+			assert.Equal(t, c.requests, m[scimsvc.MetricRequests])
+			assert.Equal(t, map[string]int64{"visid.reason=tenant": 1, "visid.reason=missing": 1}, m[scimsvc.MetricAuthFailures],
+				"refused before any tenant is known to be the key's: no tenant")
 		})
 	}
 }
