@@ -176,11 +176,12 @@ var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT
 var resourceTypes = map[string]bool{"Users": true, "Groups": true, "ServiceProviderConfig": true,
 	"ResourceTypes": true, "Schemas": true}
 
-// pathLabels returns the tenant and resource type of a path relative to the handler.
+// pathLabels returns the tenant and resource type of a path relative to the handler; the
+// resource type is matched in any case, as the handler routes it.
 func pathLabels(path string) (tenant, resourceType string) {
 	tenant, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	rt, _, _ := strings.Cut(rest, "/")
-	if !resourceTypes[rt] {
+	if rt = canonicalEndpoint(rt); !resourceTypes[rt] {
 		rt = "other"
 	}
 	return tenant, rt
@@ -197,7 +198,7 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 		if !knownMethods[method] {
 			method = "_OTHER"
 		}
-		_, rt := pathLabels(canonical(r).URL.Path)
+		_, rt := pathLabels(r.URL.Path)
 		ctx, span := t.tracer.Start(r.Context(), spanName(method, rt), serverSpan...)
 		recording := span.IsRecording()
 		if recording {
