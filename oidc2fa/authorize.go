@@ -155,6 +155,7 @@ func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, 
 		fail(newError(errServerError, "the sign-in could not be started"))
 		return
 	}
+	p.tel.count(ctx, p.tel.authorizations, "", tenant)
 	p.bind(w, &in)
 	secureHeaders(w.Header())
 	w.Header().Set("Location", p.loginPath(&in, ""))

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
 )
@@ -135,6 +138,22 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock for codes, interactions and tokens. nil: time.Now.
 	Now func() time.Time
+
+	// MeterProvider receives the provider's metrics (MetricRequestDuration,
+	// MetricAuthorizations, MetricOutcomes, MetricCodesRedeemed, MetricCodeReplays,
+	// MetricPushedRequests); no metric names a user. nil: otel.GetMeterProvider(), which
+	// records nothing until the host installs an OpenTelemetry SDK.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a server span for each request, named "OIDC <method>
+	// <endpoint>", with the endpoint, method and status as attributes: never a path, query,
+	// cookie, code or token. The Authenticator's and the stores' spans are its children. nil:
+	// otel.GetTracerProvider(), which records nothing until the host installs an SDK.
+	TracerProvider trace.TracerProvider
+	// MetricsTenant adds the tenant (visid.tenant) to the attributes of the sign-in and code
+	// metrics, counted once the tenant is known to exist; MetricRequestDuration never has it,
+	// since a request's path may name any tenant. Each tenant makes series of its own, so turn
+	// it on only when the tenants are few. false: no tenant in metrics.
+	MetricsTenant bool
 }
 
 // provider is the OpenID provider of one Config.
@@ -156,6 +175,7 @@ type provider struct {
 	reenroll  time.Duration
 	addrs     ratelimit.Limiter
 	addrOf    func(*http.Request) string
+	tel       *telemetry
 }
 
 // New returns the second-factor OpenID provider of cfg as an http.Handler. Its paths are
@@ -179,7 +199,7 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.recoverer(http.HandlerFunc(p.route)), nil
+	return p.tel.instrument(p.recoverer(http.HandlerFunc(p.route))), nil
 }
 
 // newProvider checks cfg and fills in its defaults.
@@ -249,6 +269,9 @@ func newProvider(cfg Config) (*provider, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if p.tel, err = newTelemetry(cfg); err != nil {
+		return nil, err
 	}
 	if p.cookieKey == nil {
 		p.cookieKey = make([]byte, 32)

@@ -59,6 +59,15 @@
 // state, nonce and login_hint are at most 512 bytes, and parameters with NUL bytes or invalid
 // UTF-8 are refused.
 //
+// # Metrics and traces
+//
+// The provider reports through the OpenTelemetry API to Config.MeterProvider and
+// Config.TracerProvider (nil: the global providers, which record nothing until the host
+// installs an SDK): MetricRequestDuration by endpoint, method and status, sign-ins started
+// (MetricAuthorizations) and ended by outcome (MetricOutcomes), codes redeemed and replayed, and
+// pushed requests, and a server span per request. No metric names a user; a tenant only when
+// Config.MetricsTenant is set.
+//
 // # Departures from the usual OpenID profile
 //
 //   - The token response has no access_token: golang.org/x/oauth2 cannot read it, so use

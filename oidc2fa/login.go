@@ -283,6 +283,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 	fail := func(description, why string) {
 		p.log.InfoContext(ctx, "second factor refused", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
 		p.record(ctx, in, store.EventSecondFactorFailed, why)
+		p.tel.count(ctx, p.tel.outcomes, outcomeOf(in.Subject, Denied), in.Tenant)
 		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errAccessDenied, "%s", description))
 	}
 	if s.Subject == "" || s.Subject != in.Subject {
@@ -330,6 +331,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 	}
 	p.log.InfoContext(ctx, "second factor passed", "tenant", in.Tenant, "client", in.ClientID, "subject", s.Subject)
 	p.record(ctx, in, store.EventSecondFactorSucceeded, "")
+	p.tel.count(ctx, p.tel.outcomes, outcomeSucceeded, in.Tenant)
 	p.redirect(w, in.RedirectURI, url.Values{"code": {code}, "state": {in.State}, "iss": {p.issuer(in.Tenant)}})
 }
 
@@ -352,11 +354,15 @@ func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oau
 		}
 	} else {
 		p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
-		typ := store.EventSecondFactorFailed
-		if why == Locked.String() {
-			typ = store.EventSecondFactorLocked
+		typ, f := store.EventSecondFactorFailed, Denied
+		switch why {
+		case Locked.String():
+			typ, f = store.EventSecondFactorLocked, Locked
+		case Cancelled.String():
+			f = Cancelled
 		}
 		p.record(r.Context(), in, typ, why)
+		p.tel.count(r.Context(), p.tel.outcomes, outcomeOf(in.Subject, f), in.Tenant)
 	}
 	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
 }

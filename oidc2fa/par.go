@@ -59,6 +59,7 @@ func (p *provider) par(w http.ResponseWriter, r *http.Request, tenant string) {
 		return
 	}
 	p.log.DebugContext(ctx, "authorization request pushed", "tenant", tenant, "client", client.ID)
+	p.tel.count(ctx, p.tel.pushed, "", tenant)
 	body := make([]byte, 0, 128)
 	body = append(body, `{"request_uri":`...)
 	body = jsonenc.AppendString(body, requestURIPrefix+token)

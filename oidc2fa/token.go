@@ -48,6 +48,7 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 	case errors.Is(err, store.ErrUsed):
 		p.log.WarnContext(ctx, "authorization code replayed", "tenant", tenant, "client", client.ID,
 			"code_client", grant.ClientID, "subject", grant.Subject)
+		p.tel.count(ctx, p.tel.replays, "", tenant)
 		p.tokenError(w, r, http.StatusBadRequest, invalid)
 		return
 	case errors.Is(err, store.ErrNotFound):
@@ -111,6 +112,7 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 	body = append(body, `","token_type":"Bearer","expires_in":`...)
 	body = strconv.AppendInt(body, int64(p.tokenLife/1e9), 10)
 	body = append(body, '}')
+	p.tel.count(ctx, p.tel.redeemed, "", tenant)
 	writeNoStoreJSON(w, http.StatusOK, body)
 }
 

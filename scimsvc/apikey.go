@@ -170,6 +170,24 @@ func (h *handler) authenticate(r *http.Request) (*store.APIKey, error) {
 	return k, nil
 }
 
+// authMetric is the reason label of MetricAuthFailures for a refusal's reason.
+func authMetric(reason string) string {
+	switch reason {
+	case reasonNoHeader, reasonNotBearer, reasonNotAKey:
+		return authMissing
+	case reasonRevoked:
+		return authRevoked
+	case reasonScope:
+		return authScope
+	case reasonOtherTenant, reasonNoSuchTenant, reasonOtherTenant + ", and " + reasonNoSuchTenant:
+		return authTenant
+	}
+	if strings.HasPrefix(reason, reasonScope) {
+		return authScope
+	}
+	return authUnknown
+}
+
 // authorize checks that k may use the SCIM API on tenant, which must exist: otherwise 403, so a
 // key learns nothing about tenants it cannot use. The log says which check failed, and whether
 // the tenant exists.
@@ -192,6 +210,7 @@ func (h *handler) authorize(r *http.Request, k *store.APIKey, tenant string) err
 		return err
 	}
 	if reason != "" {
+		h.tel.count(r.Context(), h.tel.authFailed, attrReason, authMetric(reason), "")
 		return &refusal{err: forbidden, reason: reason, key: k.ID}
 	}
 	return nil

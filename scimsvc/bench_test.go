@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
@@ -64,8 +68,24 @@ func benchUser(i int) store.User {
 // limiter with a huge limit, store, projection, encoding) with a bare net/http handler that
 // writes the same response bytes, both served over loopback HTTP with keep-alive. The figure to
 // quote is full's throughput as a fraction of bare's.
+//
+// otel is full with an OpenTelemetry SDK meter (a manual reader) and tracer (every span
+// sampled, exported in batches to memory) installed; full has the default providers, which
+// record nothing. The figure to quote for instrumentation is otel's throughput as a fraction of
+// full's.
 func BenchmarkGetUser(b *testing.B) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(spans))
+	defer func() {
+		_ = mp.Shutdown(context.Background())
+		_ = tp.Shutdown(context.Background())
+	}()
 	h, mem, key := benchEnv(b)
+	withOtel, _, _ := benchEnv(b, func(c *scimsvc.Config) {
+		c.Users, c.APIKeys, c.Tenants = mem.Users(), mem.APIKeys(), mem.Tenants()
+		c.MeterProvider, c.TracerProvider = mp, tp
+	})
 	u, err := mem.Users().Create(context.Background(), "acme", benchUser(1))
 	if err != nil {
 		b.Fatal(err)
@@ -87,7 +107,7 @@ func BenchmarkGetUser(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"full", h}, {"bare", bare}} {
+	}{{"full", h}, {"otel", withOtel}, {"bare", bare}} {
 		b.Run(c.name, func(b *testing.B) {
 			srv := httptest.NewServer(c.h)
 			defer srv.Close()
@@ -133,6 +153,29 @@ func BenchmarkGetUserInProcess(b *testing.B) {
 		for b.Loop() {
 			w := discard{h: http.Header{}}
 			h.ServeHTTP(&w, req)
+			if w.code != http.StatusOK {
+				b.Fatalf("status %d", w.code)
+			}
+		}
+	})
+	b.Run("otel", func(b *testing.B) {
+		// full with an OpenTelemetry SDK meter and tracer (every span sampled, exported in
+		// batches to memory), as BenchmarkGetUser/otel.
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+			sdktrace.WithBatcher(tracetest.NewInMemoryExporter()))
+		defer func() {
+			_ = mp.Shutdown(context.Background())
+			_ = tp.Shutdown(context.Background())
+		}()
+		withOtel, _, _ := benchEnv(b, func(c *scimsvc.Config) {
+			c.Users, c.APIKeys, c.Tenants = mem.Users(), mem.APIKeys(), mem.Tenants()
+			c.MeterProvider, c.TracerProvider = mp, tp
+		})
+		b.ReportAllocs()
+		for b.Loop() {
+			w := discard{h: http.Header{}}
+			withOtel.ServeHTTP(&w, req)
 			if w.code != http.StatusOK {
 				b.Fatalf("status %d", w.code)
 			}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -117,6 +120,22 @@ type Config struct {
 	// handler: each instance of a service counts on its own. 0: DefaultMaxConcurrentLists;
 	// negative: no limit.
 	MaxConcurrentLists int
+
+	// MeterProvider receives the handler's metrics (MetricRequests, MetricRequestDuration,
+	// MetricRateLimited, MetricAuthFailures, MetricFilterErrors). nil: otel.GetMeterProvider(),
+	// which records nothing until the host installs an OpenTelemetry SDK.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a server span for each request, named "SCIM <method> <resource
+	// type>", with the method, resource type and status as attributes: never a path, query,
+	// header or body. Store calls made under the request are its children. nil:
+	// otel.GetTracerProvider(), which records nothing until the host installs an SDK.
+	TracerProvider trace.TracerProvider
+	// MetricsTenant adds the tenant (visid.tenant) to the attributes of the metrics of
+	// requests whose API key may act on it; requests refused before (MetricAuthFailures, and
+	// their MetricRequests) carry none, so a client without a valid key cannot make series.
+	// Each tenant makes series of its own, so turn it on only when the tenants are few. false:
+	// no tenant in metrics.
+	MetricsTenant bool
 }
 
 // handler is the SCIM API of one Config.
@@ -134,6 +153,7 @@ type handler struct {
 	limits  valueLimits
 	timeout time.Duration // 0: no deadline
 	lists   *slots        // nil: no limit on concurrent lists
+	tel     *telemetry
 	users   *resources[store.User, *store.User]
 	groups  *resources[store.Group, *store.Group]
 }
@@ -197,8 +217,11 @@ func New(cfg Config) (http.Handler, error) {
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)
 	}
+	if h.tel, err = newTelemetry(cfg); err != nil {
+		return nil, err
+	}
 	h.routes()
-	return h.recoverer(h), nil
+	return h.tel.instrument(h.recoverer(h)), nil
 }
 
 func perMinute(n int, now func() time.Time) (ratelimit.Limiter, error) {

@@ -31,6 +31,14 @@
 // deadline, DefaultRequestTimeout (Config.RequestTimeout), that its store calls share; a request
 // that outlives it gets 503 with Retry-After and stores nothing.
 //
+// # Metrics and traces
+//
+// The handler reports through the OpenTelemetry API to Config.MeterProvider and
+// Config.TracerProvider (nil: the global providers, which record nothing until the host
+// installs an SDK): MetricRequests and MetricRequestDuration by resource type, method and status,
+// MetricRateLimited by limit, MetricAuthFailures by reason and MetricFilterErrors, and a server
+// span per request. Metrics name a tenant only when Config.MetricsTenant is set.
+//
 // # What clients may send
 //
 // Request bodies may be application/scim+json or application/json, up to Config.MaxBodyBytes.

@@ -104,6 +104,10 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		h.log.DebugContext(r.Context(), "scim request refused", "method", r.Method, "path", logPath(r),
 			"status", e.Status, "detail", e.Detail, "reason", ref.reason, "key", ref.key)
 	} else {
+		if e.ScimType == typeInvalidFilter {
+			tenant, _ := pathLabels(r.URL.Path)
+			h.tel.count(r.Context(), h.tel.filterErrs, "", "", tenant)
+		}
 		h.log.DebugContext(r.Context(), "scim request refused", "method", r.Method, "path", logPath(r),
 			"status", e.Status, "scimType", e.ScimType, "detail", e.Detail)
 	}

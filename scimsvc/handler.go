@@ -52,6 +52,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	if h.tel.tenants {
+		authorizedTenant(w, tenant)
+	}
 	d, err := h.keys.Allow(ctx, k.ID+"/"+tenant)
 	if err != nil {
 		// A limiter that cannot decide lets the request through: the key is valid, and
@@ -59,7 +62,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.WarnContext(ctx, "scim rate limiter failed; request allowed", "key", k.ID, "err", err)
 	} else {
 		if !d.Allowed {
-			h.tooMany(w, r, d)
+			h.tooMany(w, r, d, limitKey, tenant)
 			return
 		}
 		ratelimit.SetHeaders(w.Header(), d)
@@ -135,8 +138,10 @@ func checkQuery(q url.Values) error {
 	return nil
 }
 
-// tooMany answers 429 with Retry-After and the RateLimit headers.
-func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
+// tooMany answers 429 with Retry-After and the RateLimit headers, and counts a denial of limit;
+// tenant is "" before the key is authorized for one.
+func (h *handler) tooMany(w http.ResponseWriter, r *http.Request, d ratelimit.Decision, limit, tenant string) {
+	h.tel.count(r.Context(), h.tel.rateLimited, attrLimit, limit, tenant)
 	ratelimit.SetHeaders(w.Header(), d) // Retry-After too: d is a denial
 	h.writeError(w, r, &Error{Status: http.StatusTooManyRequests, Detail: "too many requests; retry later"})
 }
@@ -281,6 +286,7 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 		return nil, err
 	}
 	ctx := r.Context()
+	h.tel.count(ctx, h.tel.authFailed, attrReason, authMetric(ref.reason), "") // the tenant is anyone's guess
 	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
 	denied := lerr == nil && !d.Allowed
@@ -297,7 +303,7 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 	if denied {
 		h.log.DebugContext(ctx, "scim request refused: failure budget of the address spent", "method", r.Method,
 			"path", logPath(r), "reason", ref.reason, "key", ref.key)
-		h.tooMany(w, r, d)
+		h.tooMany(w, r, d, limitAddress, "")
 		return nil, err
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="scim"`)

@@ -18,6 +18,7 @@ func (k *resources[T, P]) list(w http.ResponseWriter, r *http.Request) {
 	if k.h.lists != nil {
 		key := requestKeyID(r.Context())
 		if !k.h.lists.acquire(key) {
+			k.h.tel.count(r.Context(), k.h.tel.rateLimited, attrLimit, limitLists, r.PathValue("tenant"))
 			w.Header().Set("Retry-After", "1")
 			k.h.writeError(w, r, &Error{Status: http.StatusTooManyRequests,
 				Detail: "too many list requests of this API key are in progress; retry later"})

@@ -22,7 +22,7 @@ func TestBinary(t *testing.T) {
 	bin := buildIDP(t)
 
 	t.Run("serve", func(t *testing.T) {
-		cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0")
+		cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0")
 		cmd.Dir = t.TempDir() // the default store, sqlite:idp.db, goes there
 		cmd.Stderr = t.Output()
 		stdout, err := cmd.StdoutPipe()

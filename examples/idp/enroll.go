@@ -53,7 +53,7 @@ func enrollLink(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func makeEnrollLink(ctx context.Context, b store.Backend, base, tenant, user string, stdout io.Writer) error {
 	// The link needs only the stores and the authenticator's kind: this picture login hashes
 	// nothing, so its pepper is a throwaway.
-	auth, err := newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler))
+	auth, err := newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return err
 	}

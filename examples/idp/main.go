@@ -155,6 +155,11 @@ Flags of the service:
                      service posts them to the webhook endpoints of "idp webhook add" meanwhile
   -require-par       every client must start sign-ins with a pushed authorization request
                      (RFC 9126); without it only clients registered with --require-par must
+  -admin-addr ADDR   the address of the admin server: /metrics (Prometheus), /healthz and
+                     /readyz (default 127.0.0.1:9090, off the public port; "" for none)
+  -scim-rate N/UNIT  SCIM requests per API key and tenant: N a second (s), minute (min) or
+                     hour (h), such as 25/s (default 200/min)
+  -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
 
 A command that takes --tenant refuses a tenant that is not in the store (exit status 1).
 

@@ -30,12 +30,23 @@ import (
 // the client gets a verified ID token.
 func TestServeSecondFactor(t *testing.T) {
 	s := startService(t)
+	res := signInAlice(t, s.vars)
+	assert.Equal(t, "alice@example.com", res.LoginHint)
+	assert.True(t, strings.HasPrefix(res.Subject, "user_"))
+	assert.Equal(t, []string{"pwd"}, res.AMR)
+}
+
+// signInAlice signs the demo user alice in through the service whose key=value lines are vars,
+// as examples/rp and a browser would, with her demo points, and returns what the relying party
+// got.
+func signInAlice(t *testing.T, vars map[string]string) *rp.Result {
+	t.Helper()
 	ctx := t.Context()
 	sessions, err := rp.NewServerSessions(rp.ServerSessionsConfig{})
 	require.NoError(t, err)
 	relying, err := rp.New(ctx, rp.Config{
-		Issuer: s.vars["issuer"], ClientID: s.vars["client_id"], ClientSecret: s.vars["client_secret"],
-		RedirectURI: s.vars["redirect_uri"], Sessions: sessions,
+		Issuer: vars["issuer"], ClientID: vars["client_id"], ClientSecret: vars["client_secret"],
+		RedirectURI: vars["redirect_uri"], Sessions: sessions,
 	})
 	require.NoError(t, err, "discovery of the printed issuer")
 
@@ -69,7 +80,7 @@ func TestServeSecondFactor(t *testing.T) {
 	assert.Contains(t, page, "Your picture: Harbour")
 	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
 	require.NotNil(t, csrf)
-	resp, _ = get(loginURL.String(), url.Values{"csrf": {csrf[1]}, "points": {s.vars["demo_points"]}})
+	resp, _ = get(loginURL.String(), url.Values{"csrf": {csrf[1]}, "points": {vars["demo_points"]}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	callback := resp.Header.Get("Location")
 	require.True(t, strings.HasPrefix(callback, "http://127.0.0.1:8081/callback?"), callback)
@@ -80,9 +91,7 @@ func TestServeSecondFactor(t *testing.T) {
 	}
 	res, err := relying.Callback(ctx, httptest.NewRecorder(), cb)
 	require.NoError(t, err)
-	assert.Equal(t, "alice@example.com", res.LoginHint)
-	assert.True(t, strings.HasPrefix(res.Subject, "user_"))
-	assert.Equal(t, []string{"pwd"}, res.AMR)
+	return res
 }
 
 func TestEnrollLink(t *testing.T) {

@@ -217,7 +217,7 @@ func findUser(ctx context.Context, b store.Backend, tenant, name string) (*store
 // pictureAdmin is the picture login for an administrator's command: it reads and resets failure
 // counts and hashes nothing, so its pepper is a throwaway.
 func pictureAdmin(b store.Backend) (*picture.Authenticator, error) {
-	return newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler))
+	return newPicture(b, picture.Pepper{ID: "unused", Key: randomKEK()}, slog.New(slog.DiscardHandler), nil)
 }
 
 // showUser prints what an operator needs to help a user: user_id=…, user_name=…, active=…,

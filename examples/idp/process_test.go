@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ type process struct {
 	lines  []string          // the key=value lines, in order
 	vars   map[string]string // the same, by key
 	addr   string            // the address it listens on, from its log
+	admin  string            // the address of its admin server, from its log
 	stderr *syncBuffer       // its log
 	exited chan struct{}     // closed when it has exited
 	err    error             // what Wait returned, once exited is closed
@@ -71,11 +73,17 @@ type process struct {
 // listeningRE finds the address in the log line the service writes once it listens.
 var listeningRE = regexp.MustCompile(`msg="identity service listening" addr=(\S+)`)
 
+// adminRE finds the address of the admin server in the service's log.
+var adminRE = regexp.MustCompile(`msg="admin server listening" addr=(\S+)`)
+
 // startProcess runs bin with args in dir, with env added to this process's environment, and
 // waits until it listens and has printed its key=value lines. It is killed when the test ends,
 // and its log is written to the test's output if the test failed.
 func startProcess(t *testing.T, bin, dir string, env []string, args ...string) *process {
 	t.Helper()
+	if !slices.Contains(args, "-admin-addr") {
+		args = append(args, "-admin-addr", "127.0.0.1:0") // tests run side by side: never the default port
+	}
 	p := &process{stderr: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
@@ -112,6 +120,9 @@ func startProcess(t *testing.T, bin, dir string, env []string, args ...string) *
 	require.Eventually(t, func() bool { return listeningRE.MatchString(p.stderr.String()) }, 10*time.Second,
 		10*time.Millisecond, "no listening line in the log:\n%s", p.stderr)
 	p.addr = listeningRE.FindStringSubmatch(p.stderr.String())[1]
+	if m := adminRE.FindStringSubmatch(p.stderr.String()); m != nil {
+		p.admin = m[1]
+	}
 	return p
 }
 

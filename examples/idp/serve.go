@@ -18,6 +18,7 @@ import (
 	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/otelstore"
 	"github.com/visid/visid/webhooks"
 )
 
@@ -40,6 +41,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
 	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
 	retention := fs.Duration("event-retention", defaultEventRetention, "how long events are kept")
+	adminAddr := fs.String("admin-addr", defaultAdminAddr, `the address of /metrics, /healthz and /readyz ("" for none)`)
+	scimRateFlag := fs.String("scim-rate", defaultSCIMRate, "SCIM requests per API key and tenant, such as 200/min or 25/s")
+	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -51,6 +55,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return &cli.UsageError{Msg: fmt.Sprintf("-event-retention %v is too short; give an hour or more, such as 720h (30 days)", *retention)}
 	}
 	level, err := cli.ParseLogLevel(*levelFlag)
+	if err != nil {
+		return err
+	}
+	scimRate, err := parseSCIMRate(*scimRateFlag, *scimBurst)
 	if err != nil {
 		return err
 	}
@@ -71,7 +79,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	sec, err := newSecrets(ctx, d.Backend, d.kek)
+	mp, metrics, err := newMeterProvider()
+	if err != nil {
+		return err
+	}
+	defer mp.Shutdown(context.WithoutCancel(ctx))
+	b, err := otelstore.Wrap(d.Backend, otelstore.Config{MeterProvider: mp})
+	if err != nil {
+		return err
+	}
+	sec, err := newSecrets(ctx, b, d.kek)
 	if err != nil {
 		return err
 	}
@@ -87,29 +104,48 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var lim limiters
 	if *redisFlag != "" {
 		var closeRedis func() error
-		if lim, closeRedis, err = redisLimiters(*redisFlag, log); err != nil {
+		if lim, closeRedis, err = redisLimiters(*redisFlag, scimRate, log); err != nil {
 			return err
 		}
 		defer closeRedis()
+	} else if lim, err = memoryLimiters(scimRate); err != nil {
+		return err
 	}
-	svc, err := newServices(d.Backend, base, sec, lim, *requirePAR, log)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp)
 	if err != nil {
 		return err
 	}
-	dm, err := ensureDemo(ctx, d.Backend, svc, log)
+	var adminLn net.Listener
+	if *adminAddr != "" {
+		if adminLn, err = (&net.ListenConfig{}).Listen(ctx, "tcp", *adminAddr); err != nil {
+			return fmt.Errorf("the admin server (-admin-addr): %w", err)
+		}
+		defer adminLn.Close()
+	}
+	dm, err := ensureDemo(ctx, b, svc, log)
 	if err != nil {
 		return err
 	}
-	go sweep(ctx, d.Backend, sec.keys, time.Minute, *retention, log)
-	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: d.Events, Webhooks: d.Webhooks, Tenants: d.Tenants, Logger: log})
+	go sweep(ctx, b, sec.keys, time.Minute, *retention, log)
+	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log})
 	if err != nil {
 		return err
 	}
 	go deliverer.Run(ctx, webhookInterval)
+	adminDone := make(chan error, 1)
+	if adminLn != nil {
+		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: sec.keys, log: log}
+		admin := httpserve.Start(adminLn, adminHandler(metrics, rd), log)
+		log.Info("admin server listening", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
+		go func() { adminDone <- admin.Wait(ctx) }()
+	} else {
+		adminDone <- nil
+	}
 	srv := httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)
 	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
 	printStart(stdout, base, dm, *db, d.persistent)
-	return srv.Wait(ctx)
+	err = srv.Wait(ctx)
+	return errors.Join(err, <-adminDone)
 }
 
 // defaultEventRetention is how long the service keeps events (-event-retention).

@@ -46,6 +46,9 @@ func startService(t *testing.T, extra ...string) *service {
 	pr, pw := io.Pipe()
 	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}}
 	args := []string{"-addr", "127.0.0.1:0"}
+	if !slices.Contains(extra, "-admin-addr") {
+		args = append(args, "-admin-addr", "127.0.0.1:0") // tests run side by side: never the default port
+	}
 	if !slices.Contains(extra, "-db") {
 		args = append(args, "-db", "sqlite:"+filepath.Join(t.TempDir(), "idp.db"))
 	}
@@ -212,7 +215,7 @@ func TestEnsureDemo(t *testing.T) {
 	log := discardLogger()
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, log)
+	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, log, nil)
 	require.NoError(t, err)
 
 	dm, err := ensureDemo(ctx, d.Backend, svc, log)

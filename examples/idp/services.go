@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
@@ -77,14 +78,26 @@ func randomKEK() []byte {
 
 // limiters are the rate limiters of the SCIM API (per key, and per address for requests without
 // a valid key) and of the OpenID provider's pages (per address); nil ones are the APIs'
-// in-memory defaults.
+// in-memory defaults. ping, when not nil, checks that the Redis they share answers.
 type limiters struct {
 	keys, addrs, oidcAddrs ratelimit.Limiter
+	ping                   func(context.Context) error
 }
 
-// redisLimiters are the SCIM API's and the provider's limiters on the Redis at url, shared by every instance that
-// uses it; close closes the client.
-func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() error, err error) {
+// memoryLimiters are the in-memory limiters of one instance, with scimRate (-scim-rate and
+// -scim-burst) per SCIM API key and tenant; the others are the APIs' defaults.
+func memoryLimiters(scimRate ratelimit.Rate) (limiters, error) {
+	keys, err := ratelimit.NewMemory(ratelimit.MemoryConfig{Rate: scimRate})
+	if err != nil {
+		return limiters{}, err
+	}
+	return limiters{keys: keys}, nil
+}
+
+// redisLimiters are the SCIM API's and the provider's limiters on the Redis at url, shared by
+// every instance that uses it, with scimRate per SCIM API key and tenant; close closes the
+// client.
+func redisLimiters(url string, scimRate ratelimit.Rate, log *slog.Logger) (lim limiters, close func() error, err error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return limiters{}, nil, &cli.UsageError{Msg: fmt.Sprintf("-redis %q: %v", url, err)}
@@ -94,8 +107,7 @@ func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() err
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
 	opts.DialerRetries, opts.MaxRetries = 1, 1
 	rdb := redis.NewClient(opts)
-	lim.keys, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:key:",
-		Rate: ratelimit.Rate{Limit: scimsvc.DefaultRequestsPerMinute, Period: time.Minute}})
+	lim.keys, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:key:", Rate: scimRate})
 	if err == nil {
 		lim.addrs, err = redislimit.New(redislimit.Config{Client: rdb, Logger: log, Prefix: "visid:scim:addr:",
 			Rate: ratelimit.Rate{Limit: scimsvc.DefaultFailuresPerMinute, Period: time.Minute}})
@@ -108,10 +120,12 @@ func redisLimiters(url string, log *slog.Logger) (lim limiters, close func() err
 		rdb.Close()
 		return limiters{}, nil, err
 	}
+	lim.ping = func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 	return lim, rdb.Close, nil
 }
 
-// services are the HTTP APIs of the identity service over one store.
+// services are the HTTP APIs of the identity service over one store. Their metrics go to mp
+// (nil: OpenTelemetry's global provider).
 type services struct {
 	scim    http.Handler
 	oidc    http.Handler
@@ -124,7 +138,8 @@ type services struct {
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
 // trailing slash.
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger) (*services, error) {
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger,
+	mp metric.MeterProvider) (*services, error) {
 	scim, err := scimsvc.New(scimsvc.Config{
 		Tenants:        backend.Tenants,
 		Users:          backend.Users,
@@ -136,15 +151,17 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		AddressLimiter: lim.addrs,
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
+		MeterProvider:  mp,
 	})
 	if err != nil {
 		return nil, err
 	}
-	auth, err := newPicture(backend, sec.pepper, log)
+	auth, err := newPicture(backend, sec.pepper, log, mp)
 	if err != nil {
 		return nil, err
 	}
 	cfg := oidcConfig(backend, baseURL, auth, log)
+	cfg.MeterProvider = mp
 	cfg.Signer, cfg.CookieKey = sec.keys, sec.cookieKey
 	cfg.AddressLimiter, cfg.RequirePAR = lim.oidcAddrs, requirePAR
 	provider, err := oidc2fa.New(cfg)
@@ -154,12 +171,14 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 	return &services{scim: scim, oidc: provider, picture: auth, oidcConfig: cfg, baseURL: baseURL}, nil
 }
 
-// newPicture is the picture login over backend.
-func newPicture(backend store.Backend, pepper picture.Pepper, log *slog.Logger) (*picture.Authenticator, error) {
+// newPicture is the picture login over backend; its metrics go to mp (nil: OpenTelemetry's
+// global provider).
+func newPicture(backend store.Backend, pepper picture.Pepper, log *slog.Logger, mp metric.MeterProvider) (*picture.Authenticator, error) {
 	auth, err := picture.New(picture.Config{
-		Credentials: backend.Pictures,
-		Peppers:     []picture.Pepper{pepper},
-		Logger:      log,
+		Credentials:   backend.Pictures,
+		Peppers:       []picture.Pepper{pepper},
+		Logger:        log,
+		MeterProvider: mp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the picture login: %w", err)

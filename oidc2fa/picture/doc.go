@@ -106,4 +106,12 @@
 // Users enroll through a one-time link: the relying application's backend asks for one at
 // POST {BaseURL}/enroll/{tenant} (oidc2fa/rp's EnrollURL does it), or an administrator makes one
 // with oidc2fa.NewEnrollmentLink.
+//
+// # Metrics and traces
+//
+// The login reports through the OpenTelemetry API to Config.MeterProvider and
+// Config.TracerProvider (nil: the global providers, which record nothing until the host
+// installs an SDK): attempts by outcome (MetricAttempts), lockouts (MetricLockouts), argon2id
+// computations in flight (MetricHashesInFlight) and the wait for a slot (MetricHashWait), and a
+// span per argon2id computation. No metric or span names a user or carries a point.
 package picture

@@ -13,6 +13,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 
@@ -64,6 +65,8 @@ type hasher struct {
 	sem     chan struct{}
 	// rand is the salt source: crypto/rand.Reader, replaced in tests.
 	rand io.Reader
+	// tel receives the wait for a slot, the computations in flight and a span for each.
+	tel *telemetry
 
 	// inflight is how many argon2id computations are running, and peak the highest inflight
 	// seen. Tests read them.
@@ -96,8 +99,13 @@ func newHasher(peppers []Pepper, argon Argon2Params, maxConcurrent int) (*hasher
 	if maxConcurrent < 1 {
 		return nil, errors.New("picture: the number of concurrent argon2id computations must be at least 1")
 	}
+	tel, err := newTelemetry(Config{}) // the global providers; New passes its Config's
+	if err != nil {
+		return nil, err
+	}
 	cur := peppers[0]
 	return &hasher{
+		tel:     tel,
 		current: Pepper{ID: cur.ID, Key: keys[cur.ID]},
 		peppers: keys,
 		argon:   argon,
@@ -298,12 +306,18 @@ func (h *hasher) argon2(ctx context.Context, password, salt []byte, p Argon2Para
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	waitStart := time.Now()
 	select {
 	case h.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-h.sem }()
+	h.tel.wait.Record(ctx, time.Since(waitStart).Seconds())
+	ctx, span := h.tel.tracer.Start(ctx, "picture argon2id")
+	defer span.End()
+	h.tel.inflight.Add(ctx, 1)
+	defer h.tel.inflight.Add(ctx, -1)
 
 	n := h.inflight.Add(1)
 	for {

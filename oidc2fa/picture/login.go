@@ -193,6 +193,10 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		}
 	}
 	locked := ch.cred != nil && count >= a.maxFailures
+	a.tel.count(ctx, a.tel.attempts, outcomes[reason], l.Tenant)
+	if locked && (reason == "wrong picture" || reason == "malformed points") {
+		a.tel.count(ctx, a.tel.lockouts, "", l.Tenant)
+	}
 	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
 		"client", l.Client.ID, "reason", reason, "attempt", st.Attempts, "locked", locked)
 	if locked && reason != "not enrolled" {
@@ -239,6 +243,7 @@ func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2
 			a.log.InfoContext(ctx, "picture credential rehashed with the current parameters", "tenant", l.Tenant, "subject", l.Subject)
 		}
 	}
+	a.tel.count(ctx, a.tel.attempts, "succeeded", l.Tenant)
 	a.log.InfoContext(ctx, "picture login passed", "tenant", l.Tenant, "subject", l.Subject, "client", l.Client.ID)
 	l.Succeed(w, r, oidc2fa.Success{Subject: l.Subject, AuthTime: a.now(), Methods: methods})
 }

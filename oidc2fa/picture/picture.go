@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 )
@@ -68,6 +71,18 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of the credentials' times and of AuthTime. nil: time.Now.
 	Now func() time.Time
+
+	// MeterProvider receives the login's metrics (MetricAttempts, MetricLockouts,
+	// MetricHashesInFlight, MetricHashWait); none names a user or carries a point. nil:
+	// otel.GetMeterProvider(), which records nothing until the host installs an SDK.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a span for each argon2id computation ("picture argon2id"),
+	// without attributes. nil: otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// MetricsTenant adds the tenant (visid.tenant) to MetricAttempts and MetricLockouts. Each
+	// tenant then makes series of its own, so turn it on only when the tenants are few. false:
+	// no tenant in metrics.
+	MetricsTenant bool
 }
 
 // Authenticator is the picture login: an oidc2fa.Authenticator and oidc2fa.Enroller.
@@ -82,6 +97,7 @@ type Authenticator struct {
 	lockMax     time.Duration
 	log         *slog.Logger
 	now         func() time.Time
+	tel         *telemetry
 }
 
 var (
@@ -135,6 +151,10 @@ func New(cfg Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.tel, err = newTelemetry(cfg); err != nil {
+		return nil, err
+	}
+	a.hash.tel = a.tel
 	if a.log == nil {
 		a.log = slog.Default()
 	}

@@ -1,0 +1,300 @@
+package scimsvc
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the meter and tracer of the SCIM handler.
+const instrumentationName = "github.com/visid/visid/scimsvc"
+
+// Metric names of the SCIM handler. The README's Observability section lists them with their
+// attributes; Prometheus shows each with dots as underscores, a counter with "_total" and the
+// duration with "_seconds".
+const (
+	// MetricRequests counts requests by visid.scim.resource_type, http.request.method and
+	// http.response.status_class ("2xx" … "5xx").
+	MetricRequests = "visid.scim.requests"
+	// MetricRequestDuration is the time from a request's arrival to its last byte, in seconds,
+	// with the attributes of MetricRequests and http.response.status_code (OpenTelemetry's
+	// HTTP semantic conventions).
+	MetricRequestDuration = "http.server.request.duration"
+	// MetricRateLimited counts requests answered 429, by visid.limit: "key" (the API key's
+	// rate, Config.RateLimiter), "address" (failures of a client address,
+	// Config.AddressLimiter) or "concurrent_lists" (Config.MaxConcurrentLists).
+	MetricRateLimited = "visid.scim.rate_limited"
+	// MetricAuthFailures counts requests refused for their API key, by visid.reason:
+	// "missing" (no well-formed key), "unknown", "revoked" (401), "scope" (the key lacks the
+	// scim scope) and "tenant" (the key may not act on the tenant, or it does not exist) (403).
+	MetricAuthFailures = "visid.scim.auth_failures"
+	// MetricFilterErrors counts requests refused with 400 invalidFilter.
+	MetricFilterErrors = "visid.scim.filter_errors"
+)
+
+// Attribute keys of the SCIM handler's metrics and spans.
+const (
+	attrResourceType = attribute.Key("visid.scim.resource_type")
+	attrMethod       = attribute.Key("http.request.method")
+	attrStatusCode   = attribute.Key("http.response.status_code")
+	attrStatusClass  = attribute.Key("http.response.status_class")
+	attrLimit        = attribute.Key("visid.limit")
+	attrReason       = attribute.Key("visid.reason")
+	attrTenant       = attribute.Key("visid.tenant")
+)
+
+// Reasons of MetricAuthFailures.
+const (
+	authMissing = "missing"
+	authUnknown = "unknown"
+	authRevoked = "revoked"
+	authScope   = "scope"
+	authTenant  = "tenant"
+)
+
+// Limits of MetricRateLimited.
+const (
+	limitKey     = "key"
+	limitAddress = "address"
+	limitLists   = "concurrent_lists"
+)
+
+// telemetry holds the handler's instruments and tracer.
+type telemetry struct {
+	tracer      trace.Tracer
+	requests    metric.Int64Counter
+	duration    metric.Float64Histogram
+	rateLimited metric.Int64Counter
+	authFailed  metric.Int64Counter
+	filterErrs  metric.Int64Counter
+	tenants     bool     // Config.MetricsTenant
+	sets        sync.Map // requestLabels → attribute.Set, without the tenant
+}
+
+func newTelemetry(cfg Config) (*telemetry, error) {
+	mp, tp := cfg.MeterProvider, cfg.TracerProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	m := mp.Meter(instrumentationName)
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
+	var err error
+	if t.requests, err = m.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
+		metric.WithDescription("SCIM requests by resource type, method and status class")); err != nil {
+		return nil, err
+	}
+	if t.duration, err = m.Float64Histogram(MetricRequestDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of HTTP server requests"),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)); err != nil {
+		return nil, err
+	}
+	if t.rateLimited, err = m.Int64Counter(MetricRateLimited, metric.WithUnit("{request}"),
+		metric.WithDescription("SCIM requests answered 429, by limit")); err != nil {
+		return nil, err
+	}
+	if t.authFailed, err = m.Int64Counter(MetricAuthFailures, metric.WithUnit("{request}"),
+		metric.WithDescription("SCIM requests refused for their API key, by reason")); err != nil {
+		return nil, err
+	}
+	if t.filterErrs, err = m.Int64Counter(MetricFilterErrors, metric.WithUnit("{request}"),
+		metric.WithDescription("SCIM requests refused for a filter that does not parse")); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// requestLabels are the attributes of a request's metrics but the tenant.
+type requestLabels struct {
+	resourceType, method string
+	status               int
+}
+
+// set returns the attribute set of l, built once per distinct l, plus the tenant when
+// Config.MetricsTenant allows it.
+func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
+	if !t.tenants || tenant == "" {
+		if s, ok := t.sets.Load(l); ok {
+			return s.(attribute.Set)
+		}
+	}
+	kv := []attribute.KeyValue{
+		attrResourceType.String(l.resourceType),
+		attrMethod.String(l.method),
+		attrStatusCode.Int(l.status),
+		attrStatusClass.String(statusClass(l.status)),
+	}
+	if t.tenants && tenant != "" {
+		return attribute.NewSet(append(kv, attrTenant.String(tenant))...)
+	}
+	s := attribute.NewSet(kv...)
+	t.sets.Store(l, s)
+	return s
+}
+
+// count adds one to c with the attribute key k set to v (none for an empty k), and the tenant
+// when allowed. Only a tenant the request's key is authorized for may be passed: a client
+// without a valid key could otherwise make a series per name it sends.
+func (t *telemetry) count(ctx context.Context, c metric.Int64Counter, k attribute.Key, v, tenant string) {
+	if !c.Enabled(ctx) {
+		return
+	}
+	kv := make([]attribute.KeyValue, 0, 2)
+	if k != "" {
+		kv = append(kv, k.String(v))
+	}
+	if t.tenants && tenant != "" {
+		kv = append(kv, attrTenant.String(tenant))
+	}
+	c.Add(ctx, 1, metric.WithAttributes(kv...))
+}
+
+// statusClass is "2xx" for 200 … 299, and so on.
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
+
+// knownMethods are the methods a request's metrics name; any other is "_OTHER", as
+// OpenTelemetry's HTTP conventions ask, so a client cannot create series.
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
+
+// resourceTypes are the resource types a request's metrics name; any other path is "other".
+var resourceTypes = map[string]bool{"Users": true, "Groups": true, "ServiceProviderConfig": true,
+	"ResourceTypes": true, "Schemas": true}
+
+// pathLabels returns the tenant and resource type of a path relative to the handler; the
+// resource type is matched in any case, as the handler routes it.
+func pathLabels(path string) (tenant, resourceType string) {
+	tenant, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	rt, _, _ := strings.Cut(rest, "/")
+	if rt = canonicalEndpoint(rt); !resourceTypes[rt] {
+		rt = "other"
+	}
+	return tenant, rt
+}
+
+// instrument wraps next, the handler with its recoverer, in a span and the request metrics.
+// Spans carry the method, resource type and status, never the path (it names tenants and ids),
+// the query (filters hold personal data) or headers (keys). With the default providers, which
+// record nothing, a request costs a lookup and a wrapped writer.
+func (t *telemetry) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		method := r.Method
+		if !knownMethods[method] {
+			method = "_OTHER"
+		}
+		_, rt := pathLabels(r.URL.Path)
+		ctx, span := t.tracer.Start(r.Context(), spanName(method, rt), serverSpan...)
+		recording := span.IsRecording()
+		if recording {
+			span.SetAttributes(attrMethod.String(method), attrResourceType.String(rt))
+		}
+		if span.SpanContext().IsValid() {
+			// Store calls and other children see the span; a span that is not even
+			// sampled out (no SDK) has nothing to pass on.
+			r = r.WithContext(ctx)
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if p := recover(); p != nil {
+				status = http.StatusInternalServerError
+				defer panic(p)
+			}
+			if recording {
+				span.SetAttributes(attrStatusCode.Int(status))
+				if status >= 500 {
+					span.SetStatus(codes.Error, http.StatusText(status))
+				}
+			}
+			span.End()
+			if t.requests.Enabled(ctx) || t.duration.Enabled(ctx) {
+				set := metric.WithAttributeSet(t.set(requestLabels{rt, method, status}, sw.tenant))
+				t.requests.Add(ctx, 1, set)
+				t.duration.Record(ctx, time.Since(start).Seconds(), set)
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// serverSpan are the options of a request's span.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
+// spanNames are the span names of the known methods and resource types, made once.
+var spanNames = func() map[[2]string]string {
+	m := map[[2]string]string{}
+	for method := range knownMethods {
+		for _, rt := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "other"} {
+			m[[2]string{method, rt}] = "SCIM " + method + " " + rt
+		}
+	}
+	return m
+}()
+
+// spanName is the name of the span of a request: "SCIM <method> <resource type>".
+func spanName(method, rt string) string {
+	if n, ok := spanNames[[2]string{method, rt}]; ok {
+		return n
+	}
+	return "SCIM " + method + " " + rt
+}
+
+// statusWriter records the status of a response, and the tenant the request's key was
+// authorized for, for the request metrics when Config.MetricsTenant is set.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	tenant string
+}
+
+// authorizedTenant records on the statusWriter under w that the request's key may act on
+// tenant.
+func authorizedTenant(w http.ResponseWriter, tenant string) {
+	for {
+		switch v := w.(type) {
+		case *statusWriter:
+			v.tenant = tenant
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
