@@ -19,10 +19,7 @@ var _ store.Events = (*Events)(nil)
 
 // List implements store.Events.
 func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]store.Event, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("event list limit %d: %w", limit, store.ErrInvalid)
-	}
-	from, err := changes.ParseCursor(after)
+	from, err := changes.ListFrom(after, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -280,3 +280,13 @@ func APIKey(ctx context.Context, typ store.EventType, k *store.APIKey) []*Pendin
 	}
 	return out
 }
+
+// ListFrom checks the arguments of Events.List and returns the number of the event after
+// which the page starts: 0 for after "" (the start of the log). Its error wraps
+// store.ErrInvalid.
+func ListFrom(after string, limit int) (int64, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("event list limit %d: %w", limit, store.ErrInvalid)
+	}
+	return ParseCursor(after)
+}
