@@ -7,11 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/visid/visid/internal/observe"
 )
 
 // instrumentationName names the provider's meter and tracer.
@@ -63,15 +64,8 @@ type telemetry struct {
 }
 
 func newTelemetry(cfg Config) (*telemetry, error) {
-	mp, tp := cfg.MeterProvider, cfg.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	m := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
+	m, tracer := observe.Providers(instrumentationName, cfg.MeterProvider, cfg.TracerProvider)
+	t := &telemetry{tracer: tracer, tenants: cfg.MetricsTenant}
 	var err error
 	if t.duration, err = m.Float64Histogram(MetricRequestDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of HTTP server requests"),
@@ -165,9 +159,9 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 		ctx, span := t.tracer.Start(r.Context(), "OIDC "+method+" "+endpoint,
 			trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attrMethod.String(method), attrEndpoint.String(endpoint)))
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &observe.StatusWriter{ResponseWriter: w}
 		defer func() {
-			status := sw.status
+			status := sw.Status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -190,26 +184,3 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
-
-// statusWriter records the status of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

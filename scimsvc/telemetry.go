@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/visid/visid/internal/observe"
 )
 
 // instrumentationName names the meter and tracer of the SCIM handler.
@@ -81,15 +82,8 @@ type telemetry struct {
 }
 
 func newTelemetry(cfg Config) (*telemetry, error) {
-	mp, tp := cfg.MeterProvider, cfg.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	m := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
+	m, tracer := observe.Providers(instrumentationName, cfg.MeterProvider, cfg.TracerProvider)
+	t := &telemetry{tracer: tracer, tenants: cfg.MetricsTenant}
 	var err error
 	if t.requests, err = m.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
 		metric.WithDescription("SCIM requests by resource type, method and status class")); err != nil {
@@ -209,9 +203,9 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			// sampled out (no SDK) has nothing to pass on.
 			r = r.WithContext(ctx)
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statusWriter{StatusWriter: observe.StatusWriter{ResponseWriter: w}}
 		defer func() {
-			status := sw.status
+			status := sw.Status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -261,8 +255,7 @@ func spanName(method, rt string) string {
 // statusWriter records the status of a response, and the tenant the request's key was
 // authorized for, for the request metrics when Config.MetricsTenant is set.
 type statusWriter struct {
-	http.ResponseWriter
-	status int
+	observe.StatusWriter
 	tenant string
 }
 
@@ -281,20 +274,3 @@ func authorizedTenant(w http.ResponseWriter, tenant string) {
 		}
 	}
 }
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -3,79 +3,38 @@ package scimsvc_test
 import (
 	"context"
 	"net/http"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/visid/visid/internal/telemetrytest"
 	"github.com/visid/visid/scimsvc"
 )
 
 // telemetryEnv is an env whose handler reports to an in-memory meter and tracer.
 type telemetryEnv struct {
 	*env
-	reader *sdkmetric.ManualReader
-	spans  *tracetest.SpanRecorder
+	rec   *telemetrytest.Recorder
+	spans *tracetest.SpanRecorder
 }
 
 func newTelemetryEnv(t *testing.T, configure ...func(*scimsvc.Config)) *telemetryEnv {
-	reader := sdkmetric.NewManualReader()
-	spans := tracetest.NewSpanRecorder()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() {
-		_ = mp.Shutdown(context.Background())
-		_ = tp.Shutdown(context.Background())
-	})
+	rec := telemetrytest.New(t)
 	e := newEnv(t, append([]func(*scimsvc.Config){func(c *scimsvc.Config) {
-		c.MeterProvider, c.TracerProvider = mp, tp
+		c.MeterProvider, c.TracerProvider = rec.MeterProvider, rec.TracerProvider
 	}}, configure...)...)
-	return &telemetryEnv{env: e, reader: reader, spans: spans}
+	return &telemetryEnv{env: e, rec: rec, spans: rec.Spans}
 }
 
 // metrics returns, for each metric name, each attribute set written "k=v,k=v" (sorted by key)
 // with its value: a counter's sum, a histogram's count.
 func (e *telemetryEnv) metrics() map[string]map[string]int64 {
 	e.t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(e.t, e.reader.Collect(context.Background(), &rm))
-	out := map[string]map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			series := map[string]int64{}
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					series[attrString(p.Attributes)] = p.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					series[attrString(p.Attributes)] = int64(p.Count)
-				}
-			default:
-				e.t.Fatalf("metric %s has unexpected data %T", m.Name, m.Data)
-			}
-			out[m.Name] = series
-		}
-	}
-	return out
-}
-
-func attrString(s attribute.Set) string {
-	parts := make([]string, 0, s.Len())
-	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
+	return e.rec.Metrics(e.t)
 }
 
 func TestMetricsCountRequests(t *testing.T) {

@@ -3,10 +3,11 @@ package picture
 import (
 	"context"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/visid/visid/internal/observe"
 )
 
 // instrumentationName names the picture login's meter and tracer.
@@ -57,15 +58,8 @@ type telemetry struct {
 }
 
 func newTelemetry(cfg Config) (*telemetry, error) {
-	mp, tp := cfg.MeterProvider, cfg.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	m := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), tenants: cfg.MetricsTenant}
+	m, tracer := observe.Providers(instrumentationName, cfg.MeterProvider, cfg.TracerProvider)
+	t := &telemetry{tracer: tracer, tenants: cfg.MetricsTenant}
 	var err error
 	if t.attempts, err = m.Int64Counter(MetricAttempts, metric.WithUnit("{attempt}"),
 		metric.WithDescription("Picture login attempts, by outcome")); err != nil {

@@ -1,66 +1,18 @@
 package picture_test
 
 import (
-	"context"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/visid/visid/internal/telemetrytest"
 	"github.com/visid/visid/oidc2fa/picture"
 )
 
-// readMetrics returns, for each metric name, each attribute set written "k=v,k=v" (sorted) with
-// its value: a counter's sum, a histogram's count.
-func readMetrics(t *testing.T, reader *sdkmetric.ManualReader) map[string]map[string]int64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
-	out := map[string]map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			series := map[string]int64{}
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					series[attrString(p.Attributes)] = p.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					series[attrString(p.Attributes)] = int64(p.Count)
-				}
-			default:
-				t.Fatalf("metric %s has unexpected data %T", m.Name, m.Data)
-			}
-			out[m.Name] = series
-		}
-	}
-	return out
-}
-
-func attrString(s attribute.Set) string {
-	parts := make([]string, 0, s.Len())
-	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
 func TestMetricsAttemptsAndLockouts(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) })
-	e, _ := clockedEnv(t, func(c *picture.Config) { c.MeterProvider, c.TracerProvider = mp, tp })
+	rec := telemetrytest.New(t)
+	spans := rec.Spans
+	e, _ := clockedEnv(t, func(c *picture.Config) { c.MeterProvider, c.TracerProvider = rec.MeterProvider, rec.TracerProvider })
 
 	steps := []struct {
 		name, hint string
@@ -82,7 +34,7 @@ func TestMetricsAttemptsAndLockouts(t *testing.T) {
 			e.t = t
 			e.signIn(s.hint, s.attempts...)
 			total += int64(len(s.attempts)) // every attempt spends one hash, a decoy or the check
-			m := readMetrics(t, reader)
+			m := rec.Metrics(t)
 			want := map[string]int64{}
 			for outcome, n := range s.want {
 				want["visid.outcome="+outcome] = n

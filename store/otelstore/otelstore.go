@@ -17,12 +17,12 @@ import (
 	"errors"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/visid/visid/internal/observe"
 	"github.com/visid/visid/store"
 )
 
@@ -55,20 +55,14 @@ type Config struct {
 // and traced; the calls themselves, their results and errors are b's. Stores that are nil
 // stay nil.
 func Wrap(b store.Backend, cfg Config) (store.Backend, error) {
-	mp, tp := cfg.MeterProvider, cfg.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
-	dur, err := mp.Meter(instrumentationName).Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
+	meter, tracer := observe.Providers(instrumentationName, cfg.MeterProvider, cfg.TracerProvider)
+	dur, err := meter.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of store calls"),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 	if err != nil {
 		return store.Backend{}, err
 	}
-	o := &observer{tracer: tp.Tracer(instrumentationName), duration: dur}
+	o := &observer{tracer: tracer, duration: dur}
 	return o.wrap(b), nil
 }
 
