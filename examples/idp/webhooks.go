@@ -89,8 +89,8 @@ func webhookList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer d.close()
-	if _, err := d.Tenants.Get(ctx, *tenant); errors.Is(err, store.ErrNotFound) {
-		return noTenant(*tenant)
+	if err := requireTenant(ctx, d.Tenants, *tenant); err != nil {
+		return err
 	}
 	list, err := d.Webhooks.List(ctx, *tenant)
 	if err != nil {
@@ -137,8 +137,8 @@ func webhookByID(ctx context.Context, sub string, args []string, stdout, stderr 
 		err = d.Webhooks.Resume(ctx, *tenant, pos[0])
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		if _, terr := d.Tenants.Get(ctx, *tenant); errors.Is(terr, store.ErrNotFound) {
-			return noTenant(*tenant)
+		if terr := requireTenant(ctx, d.Tenants, *tenant); terr != nil {
+			return terr
 		}
 		return fmt.Errorf("there is no webhook endpoint %q in tenant %q", pos[0], *tenant)
 	}
@@ -172,8 +172,8 @@ func eventsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.close()
-	if _, err := d.Tenants.Get(ctx, *tenant); errors.Is(err, store.ErrNotFound) {
-		return noTenant(*tenant)
+	if err := requireTenant(ctx, d.Tenants, *tenant); err != nil {
+		return err
 	}
 	printEvent := func(e store.Event) error {
 		body, err := webhooks.Body(e)

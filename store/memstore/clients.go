@@ -43,7 +43,7 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		t.clientByID[c.ID] = rec
 		out = new(store.Client)
 		rec.fill(out)
-		_ = changes.Client(p, nil, out)
+		changes.Client(p, nil, out)
 		commit(p, t)
 		return nil
 	})
@@ -73,7 +73,13 @@ func (cs *Clients) List(ctx context.Context, tenant string) ([]store.Client, err
 
 // Update implements store.Clients.
 func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store.Client) error) (*store.Client, error) {
-	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient, changes.Client)
+	return update(cs.s, ctx, tenant, id, (*tenantData).client, (*clientRec).fill, fn, (*tenantData).applyClient, clientEvents)
+}
+
+// clientEvents collects the events of a client's Update.
+func clientEvents(p *changes.Pending, before, after *store.Client) error {
+	changes.Client(p, before, after)
+	return nil
 }
 
 // applyClient stores what an Update function left.
@@ -102,7 +108,7 @@ func (cs *Clients) Delete(ctx context.Context, tenant, id string) error {
 		if p != nil {
 			var gone store.Client
 			rec.fill(&gone)
-			_ = changes.Client(p, &gone, nil)
+			changes.Client(p, &gone, nil)
 			commit(p, t)
 		}
 		delete(t.clientByID, id)

@@ -50,7 +50,7 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 			return err
 		}
 		p := changes.New(ctx, c.Tenant)
-		_ = changes.Client(p, nil, out)
+		changes.Client(p, nil, out)
 		return tx.recordEvents(ctx, c.Tenant, p)
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store
 		if out, err = tx.client(ctx, tenant, id, false); err != nil {
 			return err
 		}
-		_ = changes.Client(p, &before, out)
+		changes.Client(p, &before, out)
 		return tx.recordEvents(ctx, tenant, p)
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func (cs *Clients) Delete(ctx context.Context, tenant, id string) error {
 			if err != nil {
 				return err
 			}
-			_ = changes.Client(p, gone, nil)
+			changes.Client(p, gone, nil)
 		}
 		n, err := tx.affected(ctx, `DELETE FROM clients WHERE tenant = ? AND id = ?`, tenant, id)
 		if err == nil && n == 0 {

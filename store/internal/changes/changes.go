@@ -229,9 +229,9 @@ type clientData struct {
 // Client collects the events of a write of a client: client.created (before nil),
 // client.deleted (after nil), or for an update client.secret_rotated when the secret changed
 // and client.updated when anything else did.
-func Client(p *Pending, before, after *store.Client) error {
+func Client(p *Pending, before, after *store.Client) {
 	if p == nil {
-		return nil
+		return
 	}
 	add := func(typ store.EventType, c *store.Client) {
 		data, _ := json.Marshal(clientData{c.ID, c.Name, c.Description, c.RedirectURIs, c.RequirePAR, c.Created.UTC(), c.SecretRotated.UTC()})
@@ -252,7 +252,6 @@ func Client(p *Pending, before, after *store.Client) error {
 			add(store.EventClientUpdated, after)
 		}
 	}
-	return nil
 }
 
 // APIKey returns the collectors of an API key event: one for each tenant the key may act on,
