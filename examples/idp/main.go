@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/visid/visid/examples/internal/cli"
@@ -41,6 +42,7 @@ func main() {
 // start with a flag) until it is done or ctx is cancelled; the service returns nil after a
 // graceful shutdown. A mistake on the command line is a *cli.UsageError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	args = cli.CommandFirst(args, isCommandWord)
 	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !cli.IsHelp(args[0]) {
 		return serve(ctx, args, stdout, stderr)
 	}
@@ -171,6 +173,18 @@ examples/rp and the user alice with a picture password, and prints to stdout, on
 before a blank line: tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
 client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and demo_points=….
 `
+
+// isCommandWord reports whether arg is the next word of an idp command, given the words
+// before it: a command ("tenant", "events"), or a subcommand of a group ("list" of "tenant").
+func isCommandWord(words []string, arg string) bool {
+	switch len(words) {
+	case 0:
+		return subcommands(arg) != nil || arg == "enroll-link" || arg == "events" || arg == "help"
+	case 1:
+		return slices.Contains(subcommands(words[0]), arg)
+	}
+	return false
+}
 
 // joinArgs is up to n of args, joined by spaces, for an error message.
 func joinArgs(args []string, n int) string {
