@@ -135,7 +135,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		servers = append(servers, httpserve.Start(adminLn, adminHandler(metrics, rd), log))
 		log.Info("admin server listening", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
-	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", *db)
+	log.Info("identity service listening", "addr", ln.Addr().String(), "base_url", base, "db", redactDSN(*db))
 	fmt.Fprint(stdout, start)
 	return httpserve.WaitAll(ctx, log, servers...)
 }
