@@ -17,6 +17,7 @@ import (
 	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/sqlstore"
 )
 
 // The demo and the production store. In demo mode (-demo) the service makes, unless it
@@ -224,6 +225,11 @@ func printProduction(w io.Writer, base, db string, n int) {
 		fmt.Fprintf(w, "Tenant T's SCIM base URL is %s and its OpenID issuer %s; "+
 			"list the tenants with:\n\n  %s\n\nStop the service with Ctrl-C.\n",
 			scimBaseURL(base, "T"), issuer(base, "T"), adminCommand(db, "tenant list"))
+		return
+	}
+	if db == "memory" || sqlstore.InMemory(db) {
+		fmt.Fprintf(w, "The store is in memory and has no tenant: admin commands cannot reach it. "+
+			"Use -db sqlite:PATH or postgres://…,\nor -demo for the demo tenant.\n\nStop the service with Ctrl-C.\n")
 		return
 	}
 	fmt.Fprintf(w, "The store has no tenant yet (demo mode, -demo, is off). From another shell, make the first tenant,\n"+

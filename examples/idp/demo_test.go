@@ -62,13 +62,17 @@ func TestDemoMode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tt.db(t)
 			s := startService(t, append(tt.flag, "-db", db)...)
+			hints := s.hintsAfter(t, "Stop the service")
 			require.NoError(t, s.stop(t))
-			if tt.demo {
+			switch {
+			case tt.demo:
 				assert.Equal(t, demoKeys, keysOfLines(s.lines))
-			} else {
+			case db == "memory":
+				assert.Equal(t, []string{"base_url", "tenants"}, keysOfLines(s.lines))
+				assert.Contains(t, hints, "admin commands cannot reach it", "no commands that would work on another store")
+			default:
 				assert.Equal(t, []string{"base_url", "tenants"}, keysOfLines(s.lines))
 				assert.Equal(t, "tenants=0", s.lines[1])
-				hints := s.hints.String()
 				assert.Contains(t, hints, "demo mode, -demo, is off")
 				assert.Contains(t, hints, `go run ./examples/idp tenant create acme --name "Acme Corp" -db `+shellQuote(db))
 				assert.NotContains(t, hints, "scimkey_")
