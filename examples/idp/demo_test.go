@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,4 +194,21 @@ func shellWords(t *testing.T, line string) []string {
 func pgStore(t *testing.T) string {
 	t.Setenv(kekEnv, base64.StdEncoding.EncodeToString(randomKEK()))
 	return postgresSchema(t, serviceEnv(t, "VISID_TEST_POSTGRES_DSN"))
+}
+
+// TestREADMEProductionStart: the README shows what the first start outside demo mode prints.
+func TestREADMEProductionStart(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var out strings.Builder
+	printProduction(&out, "http://127.0.0.1:8080", "sqlite:prod.db", 0)
+	lines := 0
+	for line := range strings.Lines(out.String()) {
+		if strings.HasPrefix(line, "Then give") {
+			break // the README stops before the last lines
+		}
+		assert.Contains(t, string(readme), strings.TrimSpace("# "+line), "README.md lacks the line %q", line)
+		lines++
+	}
+	assert.Greater(t, lines, 8)
 }
