@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/internal/jsonenc"
+	"github.com/visid/visid/store"
 )
 
 // IDToken is the claims set of an ID token the provider issues (OpenID Connect Core 1.0 §2).
@@ -29,11 +30,38 @@ type IDToken struct {
 	AMR []string
 	// PreferredUsername is "preferred_username": the user's userName when the token was issued.
 	// With Email it lets the relying party check that the second factor proved the user its
-	// first factor named; sub stays the stable identifier.
+	// first factor named; sub stays the stable identifier. The provider puts a name in the
+	// token only when it names this user alone (see namesOf), so a relying party that finds
+	// its login hint in one of these claims knows that the hint names this user and nobody
+	// else; left out when empty.
 	PreferredUsername string
-	// Email is "email": the user's primary email when the token was issued; left out when the
-	// user has none.
+	// Email is "email": the user's primary email when the token was issued; left out when
+	// empty (the user has none, or it names another user too).
 	Email string
+}
+
+// namesOf returns the userName and primary email of u for the name claims of an ID token: each
+// only when, used as a login hint, it would name u and nobody else (lookupHint), and "" when
+// it would name another user too. A relying party compares these claims with the hint its
+// first factor gives, so a name shared with another user (alice's primary email as mallory's
+// userName, two users with one primary email) must not vouch for either.
+func namesOf(ctx context.Context, users store.Users, tenant string, u *store.User) (userName, email string, err error) {
+	only := func(name string) (string, error) {
+		m, err := lookupHint(ctx, users, tenant, name)
+		if err != nil || m.User == nil || m.User.ID != u.ID {
+			return "", err
+		}
+		return name, nil
+	}
+	if userName, err = only(u.UserName); err != nil {
+		return "", "", err
+	}
+	if e := primaryEmail(u); e != "" {
+		if email, err = only(e); err != nil {
+			return "", "", err
+		}
+	}
+	return userName, email, nil
 }
 
 // mintIDToken checks t, writes its claims and has s sign them for tenant, returning the compact
