@@ -405,6 +405,9 @@ func TestAuthorizeNoAccountEnumeration(t *testing.T) {
 		e := newEnv(t).manual()
 		_, err := e.mem.Backend().Users.Create(context.Background(), "globex", store.User{UserName: "carol@globex.example", Active: true})
 		require.NoError(t, err)
+		// ann's primary email as another user's userName: that hint names two users.
+		_, err = e.mem.Backend().Users.Create(context.Background(), "acme", store.User{UserName: "ann.lee@example.com", Active: true})
+		require.NoError(t, err)
 		b := e.browser()
 		p := e.authParams()
 		p.Set("login_hint", hint)
@@ -428,6 +431,8 @@ func TestAuthorizeNoAccountEnumeration(t *testing.T) {
 		{"unknown user denying", "nobody@example.com", "deny"},
 		{"inactive user approving", "bob@example.com", "approve"},
 		{"user of another tenant approving", "carol@globex.example", "approve"},
+		{"hint naming two users approving", "ann.lee@example.com", "approve"},
+		{"hint naming two users, in another case, approving", "ANN.LEE@example.com", "approve"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
