@@ -87,3 +87,36 @@ func TestSharedEmailWithoutPAR(t *testing.T) {
 		})
 	}
 }
+
+// TestVisidIDBoundAtFirstSignIn: the app stores the visid id of alice's first sign-in with both
+// factors. When provisioning later hands her email to another visid user (alice's changes, a
+// new user gets alice@example.com), the hint names the new user alone and its token names it
+// with that email, but its sub is not the one stored: nobody is signed in.
+func TestVisidIDBoundAtFirstSignIn(t *testing.T) {
+	s := newPictureStack(t)
+	ctx := context.Background()
+	b := newBrowser(t)
+	signIn := func(points []picture.Point) page {
+		login := b.signIn(s.app, demoEmail, demoPassword)
+		require.True(t, strings.HasPrefix(login.url, s.v.srv.URL+"/oidc/login/"), "at visid: %s", login.url)
+		return b.post(login.url, url.Values{"csrf": {csrfOf(t, login)}, "points": {picture.FormatPoints(points)}})
+	}
+	home := signIn(alicePoints)
+	require.Contains(t, home.body, "passed both factors", "alice's first sign-in")
+	require.Equal(t, http.StatusOK, b.post(s.app.url+"/logout", url.Values{"csrf": {csrfOf(t, home)}}).status)
+
+	_, err := s.users.Update(ctx, "demo", s.alice.ID, func(u *store.User) error {
+		u.Emails = []store.MultiValue{{Value: "alice@old.example.com", Primary: true}}
+		return nil
+	})
+	require.NoError(t, err)
+	heir, err := s.users.Create(ctx, "demo", store.User{UserName: "heir", Active: true,
+		Emails: []store.MultiValue{{Value: "alice@example.com", Primary: true}}})
+	require.NoError(t, err)
+	require.NoError(t, s.auth.Enroll(ctx, "demo", heir.ID, "farm", twinPoints))
+
+	end := signIn(twinPoints)
+	assert.Equal(t, http.StatusForbidden, end.status, end.body)
+	assert.Contains(t, end.body, "another visid account")
+	assert.NotContains(t, b.get(s.app.url+"/").body, "passed both factors", "nobody is signed in")
+}

@@ -24,8 +24,9 @@ type Result struct {
 	AMR []string
 	// PreferredUsername and Email are the preferred_username and email claims: the user's
 	// userName and primary email at visid when the token was issued ("" when absent: a user
-	// without a primary email has no email claim). They name the user for the application;
-	// Subject is what stays the same when they change.
+	// without a primary email has no email claim, and the provider leaves out a name that
+	// names another user too). They name the user for the application; Subject is what stays
+	// the same when they change.
 	PreferredUsername string
 	Email             string
 	// LoginHint is what the sign-in was started with: the login hint given to AuthCodeURL.
