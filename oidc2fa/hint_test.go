@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -266,5 +267,34 @@ func TestIDTokenNamesOnlyItsUser(t *testing.T) {
 				})
 			}
 		}
+	})
+}
+
+// TestEnrollmentHintNamingTwoUsers: an enrollment for a name that matches two users enrolls
+// nobody: the client's request and an administrator's link are refused as for an unknown user.
+func TestEnrollmentHintNamingTwoUsers(t *testing.T) {
+	forEachHintBackend(t, func(t *testing.T, b store.Backend) {
+		e := newHintEnv(t, b)
+		e.user("alice", "alice@example.com")
+		e.user("ALICE@example.com", "twin@example.com")
+		post := func(hint string) (int, string) {
+			rec := e.postEnroll("acme", url.Values{"client_id": {e.client.ID}, "client_secret": {e.secret},
+				"login_hint": {hint}, "redirect_uri": {testRedirect}, "state": {"st"}}, nil)
+			return rec.Code, rec.Body.String()
+		}
+		unknownStatus, unknownBody := post("nobody@example.com")
+		require.Equal(t, http.StatusBadRequest, unknownStatus, unknownBody)
+		for _, hint := range []string{"alice@example.com", "Alice@EXAMPLE.com"} {
+			status, body := post(hint)
+			assert.Equal(t, unknownStatus, status, hint)
+			assert.Equal(t, unknownBody, body, hint)
+			_, err := oidc2fa.NewEnrollmentLink(context.Background(), oidc2fa.Config{
+				Users: b.Users, Clients: b.Clients, Interactions: b.Interactions, BaseURL: testBase,
+				Authenticator: e.auth,
+			}, oidc2fa.EnrollmentRequest{Tenant: "acme", User: hint})
+			assert.ErrorIs(t, err, oidc2fa.ErrUnknownUser, hint)
+		}
+		status, body := post("alice")
+		assert.Equal(t, http.StatusOK, status, "a name of one user still enrolls: %s", body)
 	})
 }
