@@ -806,6 +806,15 @@ func TestAuthorizeNoEnumerationByTiming(t *testing.T) {
 		{"inactive user", "ann@example.com", "bob@example.com"},
 		{"unknown email", "ann.lee@example.com", "nobody@example.com"},
 		{"unknown id", e.user.ID, "user_01m80aaaaaaaaaaaaaaaaaaaaa"},
+		{"hint naming two users", "ann@example.com", "dora@example.com"},
+	}
+	// dora@example.com is one user's userName and another's primary email: it names nobody.
+	for _, u := range []store.User{
+		{UserName: "dora@example.com", Active: true},
+		{UserName: "dora.twin", Active: true, Emails: []store.MultiValue{{Value: "dora@example.com", Primary: true}}},
+	} {
+		_, err := e.mem.Backend().Users.Create(context.Background(), "acme", u)
+		require.NoError(t, err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
