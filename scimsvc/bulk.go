@@ -24,11 +24,10 @@ const bulkIDPrefix = "bulkId:"
 
 // bulkOp is one operation of a bulk request as the client sent it.
 type bulkOp struct {
-	Method  string          `json:"method"`
-	BulkID  string          `json:"bulkId"`
-	Version string          `json:"version"`
-	Path    string          `json:"path"`
-	Data    json.RawMessage `json:"data"`
+	Method string          `json:"method"`
+	BulkID string          `json:"bulkId"`
+	Path   string          `json:"path"`
+	Data   json.RawMessage `json:"data"`
 }
 
 // bulkResult is one operation of a bulk response. visid has no ETags, so it never sets version.
@@ -218,7 +217,8 @@ func (j *bulkJob) plan() error {
 		}
 		_, id, _ := strings.Cut(strings.TrimPrefix(op.Path, "/"), "/")
 		add(id)
-		if len(op.Data) > 0 && bytes.Contains(op.Data, []byte("bulkId")) {
+		if !strings.EqualFold(op.Method, http.MethodDelete) && len(op.Data) > 0 &&
+			(bytes.Contains(op.Data, []byte("bulkId")) || bytes.Contains(op.Data, []byte(`\u`))) {
 			if t, err := decodeAny(op.Data); err == nil {
 				walkStrings(t, add)
 			}
@@ -373,28 +373,45 @@ func (j *bulkJob) runOne(i int) {
 	j.dispatch(i, res)
 }
 
-// finish records the outcome of operation i; err is nil for success.
+// finish records that operation i failed with err before it reached the handler's routes.
 func (j *bulkJob) finish(i int, res *bulkResult, err error) {
-	if err != nil {
-		e, _ := asError(err)
-		res.Status = strconv.Itoa(e.Status)
-		rec := newRecorder()
-		writeErrorBody(rec, e)
-		res.Response = rec.body.Bytes()
-		j.failed[i] = true
-		j.errors++
+	e, internal := asError(err)
+	if internal {
+		j.h.log.ErrorContext(j.ctx, "scim bulk operation failed", "operation", i+1, "err", err)
 	}
+	res.Status = strconv.Itoa(e.Status)
+	rec := newRecorder()
+	writeErrorBody(rec, e)
+	res.Response = rec.body.Bytes()
+	j.failed[i] = true
+	j.errors++
 	j.results[i] = res
 }
 
-// bulkEndpoints are the resource endpoints a bulk operation may name.
-var bulkEndpoints = map[string]bool{"Users": true, "Groups": true}
+// bulkPath splits the path of a bulk operation of method into its endpoint (Users or Groups,
+// in any case) and the id it names: none for a POST, one for the others.
+func bulkPath(method, p string) (endpoint, id string, err error) {
+	endpoint, id, hasID := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	endpoint = canonicalEndpoint(endpoint)
+	ok := endpoint == "Users" || endpoint == "Groups"
+	if method == http.MethodPost {
+		if !ok || hasID {
+			return "", "", badRequest(typeInvalidValue, "the path of a bulk POST is /Users or /Groups")
+		}
+		return endpoint, "", nil
+	}
+	if !ok || id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/?#") || badText(id) != "" {
+		return "", "", badRequest(typeInvalidValue, "the path of a bulk %s is /Users/{id} or /Groups/{id}", method)
+	}
+	return endpoint, id, nil
+}
 
-// dispatch runs operation i as the request it describes, through the handler's own routes.
+// dispatch runs operation i as the request it describes, through the handler's own routes,
+// with its bulkId references replaced by the ids their POSTs created.
 func (j *bulkJob) dispatch(i int, res *bulkResult) {
 	op := &j.ops[i]
 	if !j.decodeOK[i] {
-		j.finish(i, res, badRequest(typeInvalidSyntax, "operation %d is not an object of method, bulkId, version, path and data, each a string but data", i+1))
+		j.finish(i, res, badRequest(typeInvalidSyntax, "operation %d is not an object whose method, bulkId, path are strings and data an object", i+1))
 		return
 	}
 	method := strings.ToUpper(op.Method)
@@ -405,61 +422,28 @@ func (j *bulkJob) dispatch(i int, res *bulkResult) {
 		j.finish(i, res, badRequest(typeInvalidValue, "the method of a bulk operation is POST, PUT, PATCH or DELETE"))
 		return
 	}
-	endpoint, id, hasID := strings.Cut(strings.TrimPrefix(op.Path, "/"), "/")
-	endpoint = canonicalEndpoint(endpoint)
-	if !bulkEndpoints[endpoint] || hasID == (method == http.MethodPost) || hasID && (id == "" ||
-		strings.ContainsAny(id, "/?#") || id == "." || id == ".." || badText(id) != "") ||
-		strings.ContainsAny(endpoint, "?#") {
-		j.finish(i, res, badRequest(typeInvalidValue, "the path of a bulk %s is %s", method, map[bool]string{
-			true: "/Users or /Groups", false: "/Users/{id} or /Groups/{id}"}[method == http.MethodPost]))
-		return
-	}
-	if x, ok := strings.CutPrefix(id, bulkIDPrefix); ok {
-		if created, ok := j.created[x]; ok {
-			id = created
-		}
-	}
-	base := j.h.base + "/" + j.tenant + "/" + endpoint + "/"
-	if hasID {
-		res.Location = base + id
-	}
-	data := []byte(op.Data)
-	if method == http.MethodDelete || bytes.Equal(data, []byte("null")) {
-		data = nil
-	}
-	if len(j.refs[i]) > 0 && data != nil {
-		if t, err := decodeAny(data); err == nil {
-			t = replaceStrings(t, func(s string) string {
-				if x, ok := strings.CutPrefix(s, bulkIDPrefix); ok {
-					if created, ok := j.created[x]; ok {
-						return created
-					}
-				}
-				return s
-			})
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			if enc.Encode(t) == nil {
-				data = buf.Bytes()
-			}
-		}
-	}
-	u := &url.URL{Path: "/" + j.tenant + "/" + endpoint}
-	if hasID {
-		u.Path += "/" + id
-	}
-	req, err := http.NewRequestWithContext(j.ctx, method, u.EscapedPath(), bytes.NewReader(data))
+	endpoint, id, err := bulkPath(method, op.Path)
 	if err != nil {
 		j.finish(i, res, err)
 		return
 	}
-	req.RequestURI = ""
+	target := "/" + j.tenant + "/" + endpoint
+	if id != "" {
+		id = j.resolve(id)
+		target += "/" + id
+		res.Location = j.h.base + target
+	}
+	data := j.data(i)
+	req, err := http.NewRequestWithContext(j.ctx, method, (&url.URL{Path: target}).EscapedPath(), bytes.NewReader(data))
+	if err != nil {
+		j.finish(i, res, err)
+		return
+	}
+	req.RequestURI = "" // logPath reports the operation's path
 	if data != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
-	rec := newRecorder()
-	j.serve(rec, req)
+	rec := j.serve(req)
 	res.Status = strconv.Itoa(rec.status)
 	if rec.status >= 400 {
 		res.Response = rec.body.Bytes()
@@ -468,14 +452,49 @@ func (j *bulkJob) dispatch(i int, res *bulkResult) {
 	} else if method == http.MethodPost {
 		res.Location = rec.header.Get("Location")
 		if op.BulkID != "" {
-			j.created[op.BulkID] = strings.TrimPrefix(res.Location, base)
+			j.created[op.BulkID] = strings.TrimPrefix(res.Location, j.h.base+target+"/")
 		}
 	}
 	j.results[i] = res
 }
 
+// resolve returns the id of the resource created by the POST whose bulkId s names as
+// "bulkId:…", or s.
+func (j *bulkJob) resolve(s string) string {
+	if x, ok := strings.CutPrefix(s, bulkIDPrefix); ok {
+		if id, ok := j.created[x]; ok {
+			return id
+		}
+	}
+	return s
+}
+
+// data is the body of operation i's request: none for a DELETE, otherwise its data with every
+// string that references a bulkId replaced by the id.
+func (j *bulkJob) data(i int) []byte {
+	op := &j.ops[i]
+	if strings.EqualFold(op.Method, http.MethodDelete) || len(op.Data) == 0 || bytes.Equal(op.Data, []byte("null")) {
+		return nil
+	}
+	if len(j.refs[i]) == 0 {
+		return op.Data
+	}
+	t, err := decodeAny(op.Data)
+	if err != nil {
+		return op.Data // the handler reports what is wrong with it
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(replaceStrings(t, j.resolve)); err != nil {
+		return op.Data
+	}
+	return buf.Bytes()
+}
+
 // serve runs req on the handler's routes; a panic fails the operation, logged, with a 500.
-func (j *bulkJob) serve(rec *recorder, req *http.Request) {
+func (j *bulkJob) serve(req *http.Request) (rec *recorder) {
+	rec = newRecorder()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -483,11 +502,12 @@ func (j *bulkJob) serve(rec *recorder, req *http.Request) {
 			}
 			j.h.log.ErrorContext(j.ctx, "scim bulk operation panicked", "method", req.Method,
 				"path", req.URL.Path, "panic", fmt.Sprint(p))
-			*rec = *newRecorder()
+			rec = newRecorder()
 			writeErrorBody(rec, &Error{Status: http.StatusInternalServerError, Detail: "internal server error"})
 		}
 	}()
 	j.h.mux.ServeHTTP(rec, req)
+	return rec
 }
 
 // recorder is the http.ResponseWriter of one bulk operation.

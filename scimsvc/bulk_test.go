@@ -56,7 +56,7 @@ func idOf(location string) string {
 }
 
 // TestBulk: bulkId references resolve forward (a group naming users created by later
-// operations) and backward (a manager, a path), each operation reports its own status,
+// operations) and backward (a manager, however escaped, and paths), each operation reports its own status,
 // location, bulkId and method, and each is its own write with its own events, on every store.
 func TestBulk(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *backendEnv) {
@@ -66,7 +66,7 @@ func TestBulk(t *testing.T) {
 				"members":[{"value":"bulkId:ann"},{"value":"bulkId:bob"}]}},
 			{"method":"POST","path":"/Users","bulkId":"ann","data":{"userName":"ann@example.com"}},
 			{"method":"POST","path":"/Users","bulkId":"bob","data":{"userName":"bob@example.com",
-				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"manager":{"value":"bulkId:ann"}}}},
+				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"manager":{"value":"\u0062ulkId:ann"}}}},
 			{"method":"PUT","path":"/Users/bulkId:ann","data":{"userName":"ann@example.com","title":"Boss"}},
 			{"method":"post","path":"/users","bulkId":"cid","data":{"userName":"cid@example.com"}},
 			{"method":"PATCH","path":"/Groups/bulkId:staff","data":{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
