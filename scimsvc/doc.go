@@ -14,8 +14,8 @@
 //
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
 // POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
-// /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also answered in another case
-// (/users); the tenant is case-sensitive.
+// /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also
+// answered in another case (/users); the tenant is case-sensitive.
 //
 // # Authentication and limits
 //
