@@ -77,7 +77,7 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 		Operations   *[]json.RawMessage `json:"Operations"`
 	}
 	if err := json.Unmarshal(body, &envelope); err != nil {
-		h.writeError(w, r, badRequest(typeInvalidSyntax, "a bulk request holds Operations, an array of operations, and failOnErrors, an integer: %s", clip(err.Error())))
+		h.writeError(w, r, badRequest(typeInvalidSyntax, "a bulk request holds Operations, an array of operations, and may hold failOnErrors, a number"))
 		return
 	}
 	if envelope.Operations == nil {
