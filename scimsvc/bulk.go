@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,7 +47,7 @@ type bulkJob struct {
 	tenant   string
 	ops      []bulkOp
 	decodeOK []bool            // the operation decoded
-	refs     [][]int           // the operations whose bulkId each operation references
+	refs     [][]int           // the POSTs whose bulkId each operation references, in order
 	cyclic   []bool            // the operation is on a circle of bulkId references
 	declared map[string]int    // bulkId -> the POST that declares it
 	created  map[string]string // bulkId -> id of the resource its POST created
@@ -223,6 +224,7 @@ func (j *bulkJob) plan() error {
 				walkStrings(t, add)
 			}
 		}
+		slices.Sort(j.refs[i]) // referenced POSTs run in the order of the request
 	}
 	j.cyclic = onCircles(j.refs)
 	j.results = make([]*bulkResult, n)
