@@ -3,6 +3,7 @@ package scimsvc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -465,4 +466,33 @@ func TestBulkThousandUsersAndTheirGroup(t *testing.T) {
 		c.RateLimiter = lim
 		c.RequestTimeout = 5 * time.Minute
 	})
+}
+
+// failingLimiter is a rate limiter that cannot decide.
+type failingLimiter struct{}
+
+func (failingLimiter) Allow(context.Context, string) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("limiter down")
+}
+
+func (failingLimiter) Peek(context.Context, string) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("limiter down")
+}
+
+// TestBulkMountedAndLimiterDown: mounted under a prefix, a bulk request's locations come from
+// BaseURL, and a rate limiter that cannot decide lets a bulk request through, as it lets any
+// request through.
+func TestBulkMountedAndLimiterDown(t *testing.T) {
+	e := newEnv(t, func(c *scimsvc.Config) { c.RateLimiter = failingLimiter{} })
+	mux := http.NewServeMux()
+	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", e.handler))
+	e.handler = mux
+	ops := bulkResponse(t, e.do("POST", "/scim/v2/acme/Bulk", bulkOps(0, `[
+		{"method":"POST","path":"/Users","bulkId":"a","data":{"userName":"a@example.com"}},
+		{"method":"PATCH","path":"/Users/bulkId:a","data":{"Operations":[{"op":"replace","path":"title","value":"x"}]}}]`)))
+	require.Len(t, ops, 2)
+	assert.Equal(t, "201", ops[0].Status)
+	assert.True(t, strings.HasPrefix(ops[0].Location, testBase+"/acme/Users/user_"), ops[0].Location)
+	assert.Equal(t, bulkResult{Location: ops[0].Location, Method: "PATCH", Status: "200"}, ops[1])
+	assert.Equal(t, "x", e.usersOf("acme")[0].Title)
 }
