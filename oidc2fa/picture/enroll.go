@@ -16,7 +16,6 @@ import (
 type enrollState struct {
 	Message  string `json:"m,omitempty"` // why the last POST was refused
 	Selected string `json:"s,omitempty"` // the image the person had chosen
-	Done     bool   `json:"d,omitempty"` // enrolled; the done page ends the enrollment
 }
 
 // ServeEnroll implements oidc2fa.Enroller. Below the enrollment URL it serves:
@@ -25,8 +24,12 @@ type enrollState struct {
 //	POST ""                    fields csrf, image, points and confirm ("x1,y1;x2,y2;…")
 //	GET  image/{name}          a picture
 //	POST cancel                the person gives up (field csrf)
-//	GET  done                  the last page, when no application waits for the person
 //	GET  static/picture.js, static/picture.css
+//
+// The POST that stores the picture also ends the enrollment (Enrollment.Done): the browser goes
+// back to the application, or, without one (an administrator's link), the answer to that POST
+// is the last page, which needs nothing of the ended enrollment. A second POST finds the
+// enrollment ended and changes nothing.
 func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment) {
 	if serveStatic(w, r, e.Rest) {
 		return
@@ -65,13 +68,6 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		a.save(w, r, e, st)
 	case e.Rest == "cancel" && r.Method == http.MethodPost:
 		e.Cancel(w, r)
-	case e.Rest == "done" && r.Method == http.MethodGet && st.Done:
-		if e.Done(w, r) {
-			return
-		}
-		if e.Client.ID == "" {
-			a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", StyleURL: e.Path(stylePath)})
-		}
 	case e.Rest == "":
 		methodNotAllowed(w, "GET, POST")
 	case e.Rest == "cancel":
@@ -145,14 +141,12 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	default:
 		a.log.InfoContext(ctx, "picture password enrolled", "tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID, "image", name)
 	}
-	if e.Client.ID != "" {
-		e.Done(w, r)
+	// The enrollment ends in the request that stored the picture, so the link cannot store
+	// another one and enrollment.completed is recorded whatever the browser does next.
+	if e.Done(w, r) {
 		return
 	}
-	state, _ := json.Marshal(enrollState{Done: true})
-	if err := e.SaveState(ctx, state); err != nil {
-		a.internal(w, r, err)
-		return
-	}
-	http.Redirect(w, r, e.Path("done"), http.StatusSeeOther)
+	// An administrator's link: no application waits for the person. The enrollment has ended,
+	// so the page links nothing below its URL (no stylesheet).
+	a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready"})
 }

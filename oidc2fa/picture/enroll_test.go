@@ -12,6 +12,7 @@ import (
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
 )
 
 // newPoints are well apart: the enrollment tests enroll them.
@@ -52,11 +53,8 @@ func TestEnrollAdminLink(t *testing.T) {
 	assert.Contains(t, pg.header.Get("Content-Security-Policy"), "script-src 'self'")
 
 	// The confirmation may differ from the first round by up to r on each axis.
-	p := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
-	require.Equal(t, http.StatusSeeOther, p.status, p.body)
-	require.Equal(t, enrollURL+"/done", p.location)
-	done := b.get(p.location)
-	assert.Equal(t, http.StatusOK, done.status)
+	done := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
+	require.Equal(t, http.StatusOK, done.status, done.body)
 	assert.Contains(t, done.body, "Your picture password is set up")
 	assert.Equal(t, http.StatusBadRequest, b.get(enrollURL).status, "the enrollment has ended")
 
@@ -67,6 +65,49 @@ func TestEnrollAdminLink(t *testing.T) {
 	loginURL, lp := e.login(lb, "carol")
 	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
 	assert.NotContains(t, e.log.String(), "60,60", "points are never logged")
+}
+
+// TestEnrollAdminLinkEndsWithThePicture: the POST that stores the picture of an administrator's
+// link ends the enrollment and records enrollment.completed; a second POST in the same browser
+// (a double submit, a back button, a replay) is refused, stores no picture and records nothing.
+// Before, the enrollment ended only when the browser fetched the done page, so a second POST
+// replaced the picture again, with no event.
+func TestEnrollAdminLinkEndsWithThePicture(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
+	done := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, newPoints))
+	require.Equal(t, http.StatusOK, done.status, done.body)
+	assert.Contains(t, done.body, "Your picture password is set up")
+	assert.NotContains(t, done.body, enrollURL, "the done page links nothing below the ended enrollment")
+	assert.Contains(t, done.header.Values("Set-Cookie")[0], "Max-Age=0", "the binding cookie is cleared")
+
+	events := func() []store.Event {
+		ev, err := e.b.Events.List(ctx, "acme", "", 100)
+		require.NoError(t, err)
+		return ev
+	}
+	require.Len(t, events(), 1)
+	assert.Equal(t, store.EventEnrollmentCompleted, events()[0].Type)
+	assert.Equal(t, "admin", events()[0].Actor)
+	assert.Equal(t, e.ann.ID, events()[0].SubjectID)
+	stored, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, "farm", stored.Image)
+
+	other := []picture.Point{{100, 100}, {900, 120}, {120, 650}, {880, 660}, {450, 300}}
+	again := b.post(enrollURL, enrollForm(pg, t, "beach", other, other))
+	assert.Equal(t, http.StatusBadRequest, again.status, again.body)
+	assert.Contains(t, again.body, "ended")
+	after, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stored, after, "the second POST stored nothing")
+	assert.Len(t, events(), 1, "the second POST recorded nothing")
+	assert.Equal(t, http.StatusBadRequest, b.get(enrollURL+"/done").status)
+
+	lb := e.browser()
+	loginURL, lp := e.login(lb, "ann")
+	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
 }
 
 func TestEnrollClientLink(t *testing.T) {
@@ -144,7 +185,7 @@ func TestEnrollClearsLock(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, locked)
 	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
-	require.Equal(t, enrollURL+"/done", b.post(enrollURL, enrollForm(pg, t, "study", newPoints, newPoints)).location)
+	require.Equal(t, http.StatusOK, b.post(enrollURL, enrollForm(pg, t, "study", newPoints, newPoints)).status)
 	locked, err = e.auth.Locked(ctx, "acme", e.ann.ID)
 	require.NoError(t, err)
 	assert.False(t, locked)
