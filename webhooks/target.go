@@ -22,7 +22,7 @@ import (
 // never sends events to such a host unless the operator opted in for development
 // (EndpointSpec.AllowPrivateTargets, Config.AllowPrivateTargets): otherwise whoever may add an
 // endpoint could make visid reach services that only the network trusts.
-var ErrPrivateTarget = errors.New("webhooks: the host is a loopback, private, link-local or otherwise internal address")
+var ErrPrivateTarget = errors.New("not a public address")
 
 // refusedPrefixes are the ranges refused beyond what netip.Addr's predicates name.
 var refusedPrefixes = []netip.Prefix{
@@ -80,7 +80,8 @@ func CheckTarget(ctx context.Context, raw string, resolver *net.Resolver) error 
 	}
 	host := u.Hostname()
 	refuse := func(addr string) error {
-		return fmt.Errorf("%w (%s): %w", ErrPrivateTarget, addr, store.ErrInvalid)
+		return fmt.Errorf("webhooks: the endpoint URL's host %s is %w: a loopback, private, link-local or other internal host needs AllowPrivateTargets (for development only): %w",
+			addr, ErrPrivateTarget, store.ErrInvalid)
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if PrivateAddr(a) {
@@ -115,10 +116,10 @@ func CheckTarget(ctx context.Context, raw string, resolver *net.Resolver) error 
 func DialControl(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: cannot read the address %q", ErrPrivateTarget, address)
+		return fmt.Errorf("webhooks: the address %q cannot be read, so it counts as %w", address, ErrPrivateTarget)
 	}
 	if PrivateAddr(ap.Addr()) {
-		return fmt.Errorf("%w (%s)", ErrPrivateTarget, ap.Addr().Unmap())
+		return fmt.Errorf("webhooks: %s is %w; Config.AllowPrivateTargets allows it (for development only)", ap.Addr().Unmap(), ErrPrivateTarget)
 	}
 	return nil
 }

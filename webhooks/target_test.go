@@ -45,6 +45,7 @@ func TestAddEndpointRefusesInternalHosts(t *testing.T) {
 			_, _, err := webhooks.AddEndpoint(ctx, b.Webhooks, webhooks.EndpointSpec{Tenant: "acme", URL: url})
 			require.ErrorIs(t, err, webhooks.ErrPrivateTarget)
 			require.ErrorIs(t, err, store.ErrInvalid)
+			assert.Contains(t, err.Error(), "AllowPrivateTargets")
 			_, _, err = webhooks.AddEndpoint(ctx, b.Webhooks, webhooks.EndpointSpec{Tenant: "acme", URL: url, AllowPrivateTargets: true})
 			require.NoError(t, err, "the development opt-in")
 		})
