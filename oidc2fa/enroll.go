@@ -360,7 +360,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	ctx := r.Context()
 	secureHeaders(w.Header())
 	gone := newError(errInvalidRequest, "This enrollment link was used already, has expired, or is not valid. Ask for a new one.")
-	if _, ok := p.cfg.Authenticator.(Enroller); !ok || len(token) != 43 {
+	if _, ok := p.cfg.Authenticator.(Enroller); !ok || !tokenShaped(token) {
 		p.page(w, r, http.StatusNotFound, gone)
 		return
 	}
