@@ -82,8 +82,8 @@ func badBytesNever5xx(t *testing.T, b store.Backend) {
 		esc := url.PathEscape(bad)
 		for _, kind := range []string{"login", "enrollment"} {
 			paths = append(paths,
-				"/"+kind+"/acme/"+id[:42]+esc,        // the length of an id
-				"/"+kind+"/acme/"+id+esc,             // one byte more
+				"/"+kind+"/acme/"+id[:42]+esc,       // the length of an id
+				"/"+kind+"/acme/"+id+esc,            // one byte more
 				"/"+kind+"/acme/"+esc+id[len(bad):], // at the start
 				"/"+kind+"/acme/"+id+"/"+esc,        // below the page
 				"/"+kind+"/"+esc+"/"+id,             // in the tenant
