@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,4 +234,68 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 	_, err := picture.New(ok)
 	assert.NoError(t, err)
+}
+
+// TestEnrollDoubleSubmitAtOnce: several submits of one enrollment sent at once (a double click)
+// store one picture and record one enrollment.completed; the others change nothing.
+func TestEnrollDoubleSubmitAtOnce(t *testing.T) {
+	e := newEnv(t, func(c *picture.Config) { c.Credentials = slowPut{c.Credentials} })
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	images := []string{"farm", "beach", "study", "harbour"}
+	type answer struct {
+		image  string
+		status int
+	}
+	answers := make(chan answer, len(images))
+	var wg sync.WaitGroup
+	for _, im := range images {
+		form := enrollForm(pg, t, im, newPoints, newPoints)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, enrollURL, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := b.c.Do(req)
+			if err != nil {
+				answers <- answer{im, 0}
+				return
+			}
+			resp.Body.Close()
+			answers <- answer{im, resp.StatusCode}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	var stored []string
+	for a := range answers {
+		if a.status == http.StatusOK {
+			stored = append(stored, a.image)
+		} else {
+			assert.Equal(t, http.StatusBadRequest, a.status)
+		}
+	}
+	require.Len(t, stored, 1, "one submit stored the picture")
+	ev, err := e.b.Events.List(ctx, "acme", "", 100)
+	require.NoError(t, err)
+	assert.Len(t, ev, 1, "one enrollment.completed")
+	c, err := e.b.Pictures.Get(ctx, "acme", e.carol.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stored[0], c.Image, "the picture stored is the one the person was told of")
+	assert.Equal(t, 1, strings.Count(e.log.String(), "picture password enrolled")+strings.Count(e.log.String(), "picture password replaced"),
+		"one picture stored")
+}
+
+// slowPut is a credential store whose Put and Create take a while, so that submits sent at once
+// overlap as they would with a real store over the network.
+type slowPut struct{ store.PictureCredentials }
+
+func (s slowPut) Put(ctx context.Context, c store.PictureCredential) error {
+	time.Sleep(50 * time.Millisecond)
+	return s.PictureCredentials.Put(ctx, c)
+}
+
+func (s slowPut) Create(ctx context.Context, c store.PictureCredential) error {
+	time.Sleep(50 * time.Millisecond)
+	return s.PictureCredentials.Create(ctx, c)
 }
