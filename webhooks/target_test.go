@@ -2,6 +2,9 @@ package webhooks_test
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -153,4 +156,72 @@ func mustSecret(t *testing.T) string {
 	s, err := webhooks.NewSecret()
 	require.NoError(t, err)
 	return s
+}
+
+// TestAddEndpointRefusesNamesOfInternalAddresses: a name whose DNS answer is an internal address
+// is refused when the endpoint is added; one whose answer is public passes.
+func TestAddEndpointRefusesNamesOfInternalAddresses(t *testing.T) {
+	b := memstore.New().Backend()
+	ctx := context.Background()
+	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	for _, tc := range []struct {
+		answer [4]byte
+		want   error
+	}{
+		{[4]byte{10, 0, 0, 7}, webhooks.ErrPrivateTarget},
+		{[4]byte{169, 254, 169, 254}, webhooks.ErrPrivateTarget},
+		{[4]byte{127, 0, 0, 1}, webhooks.ErrPrivateTarget},
+		{[4]byte{93, 184, 215, 14}, nil},
+	} {
+		_, _, err := webhooks.AddEndpoint(ctx, b.Webhooks, webhooks.EndpointSpec{Tenant: "acme",
+			URL: "https://hooks.example.com/visid", Resolver: fakeDNS(tc.answer)})
+		if tc.want == nil {
+			assert.NoError(t, err, "%v", tc.answer)
+		} else {
+			assert.ErrorIs(t, err, tc.want, "%v", tc.answer)
+			assert.ErrorContains(t, err, "resolves to")
+		}
+	}
+}
+
+// fakeDNS is a resolver whose server answers every A question with a and every other question
+// with no answer, over a stream (DNS over TCP framing).
+func fakeDNS(a [4]byte) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() {
+			defer server.Close()
+			for {
+				var l [2]byte
+				if _, err := io.ReadFull(server, l[:]); err != nil {
+					return
+				}
+				q := make([]byte, binary.BigEndian.Uint16(l[:]))
+				if _, err := io.ReadFull(server, q); err != nil {
+					return
+				}
+				end := 12
+				for q[end] != 0 {
+					end += int(q[end]) + 1
+				}
+				end += 5 // the name's last byte, type and class
+				qtype := binary.BigEndian.Uint16(q[end-4 : end-2])
+				resp := append([]byte(nil), q[:end]...)
+				binary.BigEndian.PutUint16(resp[2:], 0x8180) // a response, recursion available
+				binary.BigEndian.PutUint16(resp[6:], 0)      // answers
+				binary.BigEndian.PutUint16(resp[8:], 0)
+				binary.BigEndian.PutUint16(resp[10:], 0)
+				if qtype == 1 {
+					binary.BigEndian.PutUint16(resp[6:], 1)
+					resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+					resp = append(resp, a[:]...)
+				}
+				binary.BigEndian.PutUint16(l[:], uint16(len(resp)))
+				if _, err := server.Write(append(l[:], resp...)); err != nil {
+					return
+				}
+			}
+		}()
+		return client, nil
+	}}
 }
