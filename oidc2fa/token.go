@@ -139,7 +139,8 @@ func (p *provider) authenticateClient(r *http.Request, tenant string, form url.V
 		var err1, err2 error
 		id, err1 = url.QueryUnescape(user)
 		secret, err2 = url.QueryUnescape(pass)
-		if err1 != nil || err2 != nil {
+		// The same text check as the form's (validParams), before the store sees the id.
+		if err1 != nil || err2 != nil || !validText(id) || !validText(secret) {
 			return nil, true, newError(errInvalidClient, "client authentication failed")
 		}
 		if formID := form.Get("client_id"); formID != "" && formID != id {

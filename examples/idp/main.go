@@ -134,9 +134,13 @@ const usage = `Usage:
                                                 locked until
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
                                                 password, so U may sign in again at once
-  idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback] [-db DB]
-                                                send tenant T's events to U (https; http only
-                                                on a loopback host with --allow-http-loopback);
+  idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
+                  [--allow-private-targets] [-db DB]
+                                                send tenant T's events to U (https, on a public
+                                                address; for development only, a loopback,
+                                                private or link-local host with
+                                                --allow-private-targets, and http on loopback
+                                                with --allow-http-loopback as well);
                                                 prints webhook_id=… and webhook_secret=… (shown
                                                 this once); the service delivers them
   idp webhook list --tenant T [-db DB]          list tenant T's endpoints and their delivery
@@ -162,6 +166,9 @@ Flags of the service:
                      address) with every instance that uses the same Redis
   -event-retention D how long the events of every tenant are kept (default 720h, 30 days); the
                      service posts them to the webhook endpoints of "idp webhook add" meanwhile
+  -webhook-allow-private-targets
+                     deliver events to endpoints on loopback, private and link-local addresses
+                     too (development only; refused by default, at each connection)
   -require-par       every client must start sign-ins with a pushed authorization request
                      (RFC 9126); without it only clients registered with --require-par must
   -admin-addr ADDR   the address of the admin server: /metrics (Prometheus), /healthz and

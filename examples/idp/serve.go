@@ -36,6 +36,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
 	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
 	retention := fs.Duration("event-retention", defaultEventRetention, "how long events are kept")
+	hookPrivate := fs.Bool("webhook-allow-private-targets", false, "deliver events to loopback, private and link-local addresses too (development only)")
 	adminAddr := fs.String("admin-addr", defaultAdminAddr, `the address of /metrics, /healthz and /readyz ("" for none)`)
 	scimRateFlag := fs.String("scim-rate", defaultSCIMRate, "SCIM requests per API key and tenant, such as 200/min or 25/s")
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
@@ -124,7 +125,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go sweep(ctx, b, sec.keys, time.Minute, *retention, log)
-	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log})
+	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log,
+		AllowPrivateTargets: *hookPrivate})
 	if err != nil {
 		return err
 	}

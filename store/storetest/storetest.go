@@ -51,6 +51,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Concurrency", concurrencyTests()},
 		{"Events", eventTests()},
 		{"Webhooks", webhookTests()},
+		{"Text", textTests()},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
