@@ -121,3 +121,40 @@ func TestMigrateSchemaTooNew(t *testing.T) {
 		assert.Equal(t, migrationFiles+1, migrationRows(t, s))
 	})
 }
+
+// Migration 8 counts the members of the groups a database already holds, so Groups.Patch's
+// MaxMembers sees them.
+func TestMigrateCountsExistingMembers(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		require.NoError(t, s.Tenants().Create(ctx, store.Tenant{ID: "acme"}))
+		var members []store.Member
+		for _, name := range []string{"ann", "bob"} {
+			u, err := s.Users().Create(ctx, "acme", store.User{UserName: name})
+			require.NoError(t, err)
+			members = append(members, store.Member{Value: u.ID})
+		}
+		cy, err := s.Users().Create(ctx, "acme", store.User{UserName: "cy"})
+		require.NoError(t, err)
+		g, err := s.Groups().Create(ctx, "acme", store.Group{DisplayName: "Staff", Members: members})
+		require.NoError(t, err)
+		// Back to the schema before migration 8, the members kept.
+		for _, q := range []string{
+			`DROP INDEX members_pos`,
+			`ALTER TABLE groups DROP COLUMN member_count`,
+			`DELETE FROM schema_migrations WHERE version = 8`,
+		} {
+			_, err := s.DB().ExecContext(ctx, q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, s.Migrate(ctx))
+		_, err = s.Groups().Patch(ctx, "acme", g.ID, store.GroupPatch{Add: []string{cy.ID}, MaxMembers: 2})
+		require.ErrorIs(t, err, store.ErrTooManyMembers, "the two members were counted")
+		got, err := s.Groups().Patch(ctx, "acme", g.ID, store.GroupPatch{Add: []string{cy.ID}, Remove: []string{members[0].Value}, MaxMembers: 2, WithMembers: true})
+		require.NoError(t, err)
+		assert.Equal(t, []string{members[1].Value, cy.ID}, []string{got.Members[0].Value, got.Members[1].Value})
+	})
+}
