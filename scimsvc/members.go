@@ -47,11 +47,10 @@ type memberPatch struct {
 }
 
 // splitMemberPatch returns ops as a memberPatch, or false when an operation needs the member
-// list (or when none touches members, which Update serves as well).
+// list.
 func splitMemberPatch(ops []patchOp) (*memberPatch, bool) {
 	members := membersAttr()
 	mp := &memberPatch{in: map[string]bool{}}
-	touched := false
 	for _, op := range ops {
 		if op.path == nil {
 			if op.op == "remove" {
@@ -94,7 +93,6 @@ func splitMemberPatch(ops []patchOp) (*memberPatch, bool) {
 		default:
 			return nil, false
 		}
-		touched = true
 		for _, id := range ids {
 			if _, seen := mp.in[id]; !seen {
 				mp.order = append(mp.order, id)
@@ -102,7 +100,7 @@ func splitMemberPatch(ops []patchOp) (*memberPatch, bool) {
 			mp.in[id] = op.op == "add"
 		}
 	}
-	return mp, touched
+	return mp, true
 }
 
 // valueEqualities returns the ids of a value filter made of `value eq "id"` joined by "or".
