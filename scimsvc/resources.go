@@ -58,7 +58,7 @@ func (h *handler) userKind() *resources[store.User, *store.User] {
 func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 	return &resources[store.Group, *store.Group]{
 		h: h, rt: schema.Group(), store: h.cfg.Groups, fromTree: groupFromTree,
-		common:   func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
+		common:            func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
 		extended:          func(*store.Group) bool { return false },
 		getWithoutMembers: h.cfg.Groups.GetWithoutMembers,
 	}
