@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/internal/changes"
@@ -173,34 +174,23 @@ func (t *txn) groupAndCount(ctx context.Context, tenant, id string) (*store.Grou
 }
 
 // newMembers returns the users of ids that are not members of the group yet, in the order of
-// ids, with Display and Type filled; ErrMemberNotFound if one is not a user of the tenant.
+// ids, with Display and Type filled; ErrMemberNotFound if one is not a user of the tenant. Each
+// id is one lookup by key (see memberPositions).
 func (t *txn) newMembers(ctx context.Context, tenant, group string, ids []string) ([]store.Member, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	want := make([]store.Member, len(ids))
-	for i, id := range ids {
-		want[i].Value = id
-	}
-	users, err := t.resolveMembers(ctx, tenant, want)
-	if err != nil {
-		return nil, err
-	}
-	already, err := t.memberPositions(ctx, tenant, group, ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(already) == 0 {
-		return users, nil
-	}
-	in := make(map[string]bool, len(already))
-	for _, m := range already {
-		in[m.user] = true
-	}
-	out := users[:0]
-	for _, m := range users {
-		if !in[m.Value] {
-			out = append(out, m)
+	var out []store.Member
+	for _, id := range ids {
+		var name string
+		var member bool
+		err := t.queryRow(ctx, `SELECT u.user_name, EXISTS (SELECT 1 FROM members m WHERE m.tenant = ? AND m.group_id = ? AND m.user_id = ?)
+			FROM users u WHERE u.tenant = ? AND u.id = ?`, tenant, group, id, tenant, id).Scan(&name, &member)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("member %q: %w", id, store.ErrMemberNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !member {
+			out = append(out, store.Member{Value: id, Display: name, Type: "User"})
 		}
 	}
 	return out, nil
@@ -213,26 +203,22 @@ type memberPosition struct {
 }
 
 // memberPositions returns the users of ids that are members of the group, with their
-// positions: a lookup of the primary key each.
+// positions. Each id is one lookup of the primary key: an IN list would let PostgreSQL's generic
+// plan of the statement scan the group's members.
 func (t *txn) memberPositions(ctx context.Context, tenant, group string, ids []string) ([]memberPosition, error) {
 	var out []memberPosition
-	err := inChunks(ids, func(chunk []string) error {
-		rows, err := t.query(ctx, `SELECT user_id, pos FROM members WHERE tenant = ? AND group_id = ? AND user_id IN (`+placeholders(len(chunk))+`)`,
-			append([]any{tenant, group}, strArgs(chunk)...)...)
+	for _, id := range ids {
+		var pos int64
+		err := t.queryRow(ctx, `SELECT pos FROM members WHERE tenant = ? AND group_id = ? AND user_id = ?`, tenant, group, id).Scan(&pos)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var m memberPosition
-			if err := rows.Scan(&m.user, &m.pos); err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
-	})
-	return out, err
+		out = append(out, memberPosition{id, pos})
+	}
+	return out, nil
 }
 
 // removeMembers deletes the memberships ms of the group, with their attrs rows.
@@ -250,13 +236,22 @@ func (t *txn) removeMembers(ctx context.Context, tenant, group string, ms []memb
 }
 
 // deleteMemberAttrs deletes the attrs rows of the member at position pos of the group: one
-// lookup of the primary key per sub-attribute, however many members the group has.
+// lookup of the primary key per sub-attribute, however many members the group has. Each
+// statement names its attr and sub as literals, so that even PostgreSQL's generic plan of it
+// (which it may keep once a statement has run a few times, and which uses no condition on a
+// list of parameters as an index bound) looks the row up by the whole key.
 func (t *txn) deleteMemberAttrs(ctx context.Context, tenant, group string, pos int64, subs []string) error {
-	args := append([]any{tenant, string(kindGroup), group}, strArgs(subs)...)
-	_, err := t.exec(ctx, `DELETE FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr = 'members'
-		AND sub IN (`+placeholders(len(subs))+`) AND idx = ?`, append(args, pos)...)
-	return err
+	for _, sub := range subs {
+		if _, err := t.exec(ctx, `DELETE FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr = 'members'
+			AND sub = `+sqlString(sub)+` AND idx = ?`, tenant, string(kindGroup), group, pos); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// sqlString returns s, a constant of the schema, as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // appendMembers adds ms, users that are not members, after the group's last member, with
 // their attrs rows.
@@ -330,10 +325,18 @@ func groupOwnAttrs() []string {
 // putGroupOwnAttrs makes the attrs rows of g's attributes but members those of g, reading and
 // writing none of its members' rows.
 func (t *txn) putGroupOwnAttrs(ctx context.Context, tenant string, g *store.Group) error {
-	own := groupOwnAttrs()
-	args := append([]any{tenant, string(kindGroup), g.ID}, strArgs(own)...)
-	rows, err := t.query(ctx, `SELECT attr, sub, idx, s, sf, n, b, t FROM attrs WHERE tenant = ? AND kind = ? AND rid = ?
-		AND attr IN (`+placeholders(len(own))+`)`, args...)
+	// One branch an attribute, each an equality on a prefix of the primary key (see
+	// deleteMemberAttrs), so the members' rows are never scanned.
+	var q strings.Builder
+	var args []any
+	for i, a := range groupOwnAttrs() {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		q.WriteString(`SELECT attr, sub, idx, s, sf, n, b, t FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr = ` + sqlString(a))
+		args = append(args, tenant, string(kindGroup), g.ID)
+	}
+	rows, err := t.query(ctx, q.String(), args...)
 	if err != nil {
 		return err
 	}
