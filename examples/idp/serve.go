@@ -44,6 +44,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	adminAddr := fs.String("admin-addr", defaultAdminAddr, `the address of /metrics, /healthz and /readyz ("" for none)`)
 	scimRateFlag := fs.String("scim-rate", defaultSCIMRate, "SCIM requests per API key and tenant, such as 200/min or 25/s")
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
+	groupNoContent := fs.Bool("scim-group-no-content", false, "answer SCIM PUT and PATCH of a group with 204 No Content instead of the group")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -111,7 +112,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, log, mp)
 	if err != nil {
 		return err
 	}
