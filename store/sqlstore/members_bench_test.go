@@ -160,3 +160,42 @@ func benchGroupStore(b *testing.B, d dialect, n int) *Store {
 	}
 	return s
 }
+
+// BenchmarkGroupGet reads a group of 10, 10,000 and (with VISID_BENCH_LARGE=1) 1,000,000
+// members with Groups.Get (its members included) and with Groups.GetWithoutMembers, on SQLite
+// and PostgreSQL: the first grows with the group, the second does not.
+//
+//	VISID_BENCH_LARGE=1 go test ./store/sqlstore -run '^$' -bench BenchmarkGroupGet -benchtime 3x
+func BenchmarkGroupGet(b *testing.B) {
+	sizes := []int{10, 10_000}
+	if os.Getenv("VISID_BENCH_LARGE") == "1" {
+		sizes = append(sizes, 1_000_000)
+	}
+	ctx := context.Background()
+	for _, d := range benchDialects {
+		for _, n := range sizes {
+			for _, full := range []bool{true, false} {
+				name := "members"
+				if !full {
+					name = "without-members"
+				}
+				b.Run(fmt.Sprintf("%s/members=%d/%s", dialectName(d), n, name), func(b *testing.B) {
+					s := benchGroupStore(b, d, n)
+					get := s.Groups().Get
+					if !full {
+						get = s.Groups().GetWithoutMembers
+					}
+					for b.Loop() {
+						g, err := get(ctx, benchTenant, benchGroupID)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if full && len(g.Members) != n {
+							b.Fatalf("%d members", len(g.Members))
+						}
+					}
+				})
+			}
+		}
+	}
+}
