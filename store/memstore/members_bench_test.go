@@ -11,9 +11,9 @@ import (
 )
 
 // BenchmarkMemoryPerMember reports the heap one membership costs in memstore (B/member): a group
-// of 100,000 members, against the same users in no group.
+// of 50,000 members, against the same users in no group.
 func BenchmarkMemoryPerMember(b *testing.B) {
-	const n = 100_000
+	const n = 50_000
 	ctx := context.Background()
 	for b.Loop() {
 		s := memstore.New()
