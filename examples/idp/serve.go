@@ -42,6 +42,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
 	var demoMode demoFlag
 	fs.Var(&demoMode, "demo", demoUsage)
+	groupNoContent := fs.Bool("scim-group-no-content", false, "answer SCIM PUT and PATCH of a group with 204 No Content instead of the group")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -109,7 +110,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, log, mp)
 	if err != nil {
 		return err
 	}

@@ -137,8 +137,8 @@ type services struct {
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
-// trailing slash.
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger,
+// trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent).
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool, log *slog.Logger,
 	mp metric.MeterProvider) (*services, error) {
 	scim, err := scimsvc.New(scimsvc.Config{
 		Tenants:        backend.Tenants,
@@ -152,6 +152,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
+		GroupNoContent: groupNoContent,
 	})
 	if err != nil {
 		return nil, err
