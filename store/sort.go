@@ -12,8 +12,10 @@ import (
 // Sort orders a List by one attribute (RFC 7644 §3.4.2.3). The zero Sort is creation order.
 //
 // Resources order by their sort value (SortValue), then by creation order among equal values.
-// Resources without a value come after every resource with one, in both directions, in
-// creation order. Strings order by their bytes: the schema.Fold form for attributes whose
+// Resources without a value come after every resource with one, in both directions, in creation
+// order among themselves. Descending reverses the order of the resources with a value and of
+// those without (equal values included), so a descending list is the ascending one with its two
+// parts each reversed. Strings order by their bytes: the schema.Fold form for attributes whose
 // caseExact is false, the value as stored otherwise; dateTimes by instant, booleans false
 // before true, numbers by value.
 type Sort struct {
@@ -21,8 +23,7 @@ type Sort struct {
 	// schema.ResourceType.Lookup returns them for the listed resource type; Sortable must hold.
 	// Attr nil is creation order.
 	Attr, Sub *schema.Attribute
-	// Descending reverses the order of the values (not of the resources without one, which
-	// stay last, nor of equal values, which stay in creation order).
+	// Descending reverses the order, the resources without a value staying last.
 	Descending bool
 }
 
@@ -122,8 +123,9 @@ type Position struct {
 	Value filter.Value
 }
 
-// ComparePositions orders a and b as a List with s orders resources: by value (those without
-// one last, descending values when s says so), then by Seq.
+// ComparePositions orders a and b as a List with s orders resources: those with a value first,
+// by value and then by Seq, then those without one, by Seq; each part reversed when s is
+// Descending.
 func ComparePositions(s Sort, a, b Position) int {
 	an, bn := a.Value.Kind == filter.Absent, b.Value.Kind == filter.Absent
 	switch {
@@ -131,16 +133,18 @@ func ComparePositions(s Sort, a, b Position) int {
 		return 1
 	case !an && bn:
 		return -1
-	case !an:
-		c := compareValues(a.Value, b.Value)
-		if s.Descending {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
 	}
-	return cmp.Compare(a.Seq, b.Seq)
+	c := 0
+	if !an {
+		c = compareValues(a.Value, b.Value)
+	}
+	if c == 0 {
+		c = cmp.Compare(a.Seq, b.Seq)
+	}
+	if s.Descending {
+		c = -c
+	}
+	return c
 }
 
 // compareValues orders two present sort values of one kind.
