@@ -416,7 +416,7 @@ func testSortEmails(t *testing.T, b store.Backend) {
 		name   string
 		emails []store.MultiValue
 	}{
-		{"u1", []store.MultiValue{{Value: "d@x"}, {Value: "a@x"}}},              // d
+		{"u1", []store.MultiValue{{Value: "d@x"}, {Value: "a@x"}}},                // d
 		{"u2", []store.MultiValue{{Value: "z@x"}, {Value: "b@x", Primary: true}}}, // b
 		{"u3", nil},
 		{"u4", []store.MultiValue{{Type: "work"}, {Value: "C@x"}}}, // c: the first with a value
