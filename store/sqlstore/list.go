@@ -114,7 +114,13 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 		query += `, ` + k.expr
 		qargs = append(qargs, k.args...)
 	}
-	query += ` FROM ` + from + ` WHERE ` + where
+	pageFrom := from
+	if t.d == sqliteDialect && k.expr == "" && from == table+` r` {
+		// Without statistics SQLite reads a position in creation order from the rowid, over
+		// every tenant's rows; (tenant, seq) reads the tenant's only.
+		pageFrom += ` INDEXED BY ` + table + `_order`
+	}
+	query += ` FROM ` + pageFrom + ` WHERE ` + where
 	qargs = append(qargs, args...)
 	cond := ` AND `
 	if len(k.args) > 0 {
@@ -325,7 +331,15 @@ func (k sortKey) keyset(d dialect, key, seq string, p store.Position, desc, reve
 	if k.expr == "" {
 		return seq + gt + `?`, []any{p.Seq}
 	}
-	rowValue := `(` + k.collate(d, key) + `, ` + seq + `)` + gt + `(?, ?)`
+	// (key, seq) after (v, s), written so that an index of (…, key, seq) reads from the
+	// position on: key >= v bounds the index range, and the rest drops the rows of v up to s.
+	ck := k.collate(d, key)
+	ge := ` >= `
+	if desc != reverse {
+		ge = ` <= `
+	}
+	after := ck + ge + `? AND (` + ck + gt + `? OR ` + seq + gt + `?)`
+	v := k.arg(p.Value)
 	switch {
 	case p.Value.Kind == filter.Absent && !k.nullable:
 		// No row is without a key: every row comes before such a position.
@@ -338,11 +352,11 @@ func (k sortKey) keyset(d dialect, key, seq string, p store.Position, desc, reve
 	case p.Value.Kind == filter.Absent:
 		return `(` + key + ` IS NULL AND ` + seq + gt + `?)`, []any{p.Seq}
 	case !k.nullable:
-		return rowValue, []any{k.arg(p.Value), p.Seq}
+		return `(` + after + `)`, []any{v, v, p.Seq}
 	case reverse:
-		return `(` + key + ` IS NOT NULL AND ` + rowValue + `)`, []any{k.arg(p.Value), p.Seq}
+		return `(` + key + ` IS NOT NULL AND ` + after + `)`, []any{v, v, p.Seq}
 	}
-	return `(` + key + ` IS NULL OR ` + rowValue + `)`, []any{k.arg(p.Value), p.Seq}
+	return `(` + key + ` IS NULL OR (` + after + `))`, []any{v, v, p.Seq}
 }
 
 // arg is the SQL argument of a key value v, as the key's column holds it.
