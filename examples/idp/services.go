@@ -38,6 +38,8 @@ type secrets struct {
 	keys      *oidc2fa.KeyRing
 	pepper    picture.Pepper
 	cookieKey []byte
+	// cursorKey signs the SCIM API's list cursors, so that a walk may go through any instance.
+	cursorKey []byte
 }
 
 // newSecrets loads or makes the signing keys in b and derives the pepper and the cookie key
@@ -59,6 +61,10 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 	if err != nil {
 		return nil, err
 	}
+	cursorKey, err := hkdf.Key(sha256.New, kek, nil, "visid idp: scim cursor key v1", 32)
+	if err != nil {
+		return nil, err
+	}
 	// The pepper's id names it by a hash, so a credential keyed with another key-encryption key
 	// fails with "unknown pepper" in the log rather than as a wrong picture.
 	id := sha256.Sum256(pepper)
@@ -66,6 +72,7 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 		keys:      keys,
 		pepper:    picture.Pepper{ID: "kek-" + hex.EncodeToString(id[:4]), Key: pepper},
 		cookieKey: cookieKey,
+		cursorKey: cursorKey,
 	}, nil
 }
 
@@ -153,6 +160,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
 		GroupNoContent: groupNoContent,
+		CursorKey:      sec.cursorKey,
 	})
 	if err != nil {
 		return nil, err

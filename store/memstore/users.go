@@ -173,12 +173,12 @@ func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.
 	var page store.Page[store.User]
 	err := us.s.read(ctx, tenant, func(t *tenantData) error {
 		view := userView{fields: us.s.fields}
-		match := func(r *userRec) bool {
+		show := func(r *userRec) filter.Resource {
 			view.r = r
-			return filter.Match(q.Filter, &view)
+			return &view
 		}
 		var err error
-		page, err = list(ctx, &t.users, q, t.userIndex, match, (*userRec).fill)
+		page, err = list(ctx, &t.users, q, t.userIndex, show, (*userRec).fill)
 		return err
 	})
 	return page, err
