@@ -15,7 +15,7 @@ import (
 )
 
 // latestVersion is the number of the newest migration file.
-const latestVersion = 5
+const latestVersion = 6
 
 // eachDialect runs fn on SQLite and, when VISID_TEST_POSTGRES_DSN is set, on PostgreSQL, with
 // a DSN naming an empty database (a new file, a new schema).
