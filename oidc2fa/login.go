@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -46,6 +47,10 @@ type Login struct {
 	User    *store.User
 	// LoginHint is the login_hint as the client sent it.
 	LoginHint string
+	// ClientAddr is the address the person's browser sent the request from: the connection's
+	// peer, or behind Config.TrustedProxies the address they forwarded (ClientIP). The zero
+	// Addr when the request's RemoteAddr is not an address.
+	ClientAddr netip.Addr
 	// Rest is the part of the request's path below the login URL: "" on the first visit.
 	Rest string
 	// State is what the authenticator saved for the interaction with SaveState; nil at first.
@@ -194,15 +199,16 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		return
 	}
 	l := &Login{
-		Tenant:    in.Tenant,
-		Subject:   in.Subject,
-		LoginHint: in.LoginHint,
-		Rest:      rest,
-		State:     in.AuthState,
-		CSRFToken: p.mac("csrf", id),
-		Expires:   in.Expires,
-		p:         p,
-		in:        in,
+		Tenant:     in.Tenant,
+		Subject:    in.Subject,
+		LoginHint:  in.LoginHint,
+		ClientAddr: ClientIP(r, p.cfg.TrustedProxies),
+		Rest:       rest,
+		State:      in.AuthState,
+		CSRFToken:  p.mac("csrf", id),
+		Expires:    in.Expires,
+		p:          p,
+		in:         in,
 	}
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
