@@ -159,8 +159,8 @@ func TestUserShowAndUnlock(t *testing.T) {
 	auth, err := pictureAdmin(d.Backend)
 	require.NoError(t, err)
 	require.NoError(t, auth.Enroll(ctx, "acme", ann.ID, demoImage, demoPoints))
-	// An outsider's five failures lock one network; failures from nine more make the
-	// user-wide lock (DefaultUserLockNetworks).
+	// An outsider's five failures lock one network; failures from four more make the
+	// user-wide lock (picture.DefaultUserLockNetworks).
 	for range 5 {
 		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, "203.0.113.0/24", time.Now())
 		require.NoError(t, err)
@@ -180,19 +180,19 @@ func TestUserShowAndUnlock(t *testing.T) {
 
 	d, err = openDB(ctx, db)
 	require.NoError(t, err)
-	for i := range 9 {
+	for i := range 4 {
 		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, fmt.Sprintf("198.51.%d.0/24", i), time.Now())
 		require.NoError(t, err)
 	}
 	d.close()
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
-	assert.Regexp(t, `\nfailures=14\nnetworks=10\nlocked_until=`+stamp+`\nlock=all networks=10 failures=14 until=`+stamp+
+	assert.Regexp(t, `\nfailures=9\nnetworks=5\nlocked_until=`+stamp+`\nlock=all networks=5 failures=9 until=`+stamp+
 		`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\n$`, out.String(), "the user-wide lock first, then each locked network")
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "unlock", "--tenant", "acme", "--user", "ann@example.com", "-db", db}, &out, io.Discard))
-	assert.Equal(t, "user_id="+ann.ID+"\nfailures_before=14\nlocks_before=2\nunlocked=true\n", out.String())
+	assert.Equal(t, "user_id="+ann.ID+"\nfailures_before=9\nlocks_before=2\nunlocked=true\n", out.String())
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))

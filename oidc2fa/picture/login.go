@@ -177,7 +177,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		return
 	case lockedAtRead ||
 		count.Network > a.maxFailures && count.Network != nf.Failures+1 ||
-		count.Networks >= a.userNets && count.Networks > ch.cred.Networks+1:
+		count.Networks >= a.userNets && count.User != ch.cred.Failures+1:
 		// Locked, or a count moved past its limit under concurrent attempts: after a lock
 		// ends, only the first attempt is checked.
 		reason = "locked"
@@ -216,10 +216,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			"until", a.netLockedUntil(store.NetworkFailures{Failures: count.Network, LastFailure: now}, now))
 	}
 	if userLocked && reason != "not enrolled" {
-		until := a.userLockedUntil(&store.PictureCredential{Networks: count.Networks, LastNetwork: now}, now)
-		if count.Networks == ch.cred.Networks {
-			until = a.userLockedUntil(ch.cred, now) // no new network: the lock runs as it did
-		}
+		until := a.userLockedUntil(&store.PictureCredential{Networks: count.Networks, LastFailure: now}, now)
 		a.log.WarnContext(ctx, "picture login locked for every network after failures from many", "tenant", l.Tenant,
 			"subject", l.Subject, "networks", count.Networks, "failures", count.User, "until", until)
 	}

@@ -32,7 +32,10 @@ const (
 	DefaultLockMax = 24 * time.Hour
 	// DefaultUserLockNetworks is from how many networks failures must come, since the user's
 	// last success, to lock the factor for every network, when Config.UserLockNetworks is 0.
-	DefaultUserLockNetworks = 10
+	// Below it, each of DefaultUserLockNetworks-1 networks gets about 15 guesses in its first
+	// day (5, then one per back-off) and one a day after: 60 in the first day together, fewer
+	// than the 100 consecutive failures NIST SP 800-63B allows an account.
+	DefaultUserLockNetworks = 5
 	// DefaultUserLockBase is how long the user-wide lock lasts when Config.UserLockBase is 0;
 	// DefaultUserLockMax its longest when Config.UserLockMax is 0.
 	DefaultUserLockBase = time.Hour
@@ -86,10 +89,11 @@ type Config struct {
 	LockMax  time.Duration
 	// UserLockNetworks is from how many source networks failures must come, since the user's
 	// last success, to lock the factor for every network: the user-wide lock. It lasts
-	// UserLockBase from the failure of the UserLockNetworks-th network, and each further
-	// network doubles it, counted from that network's first failure, up to UserLockMax. A
-	// success, an Unlock or enrolling again ends it. 0: DefaultUserLockNetworks,
-	// DefaultUserLockBase, DefaultUserLockMax.
+	// UserLockBase from the user's latest failure, from any network (attempts during the lock
+	// count too), and each further network doubles it, up to UserLockMax; so while it holds,
+	// at most one guess is checked per UserLockBase, however many networks guess. A success, an
+	// Unlock or enrolling again ends it. 0: DefaultUserLockNetworks, DefaultUserLockBase,
+	// DefaultUserLockMax.
 	UserLockNetworks int
 	UserLockBase     time.Duration
 	UserLockMax      time.Duration
@@ -397,10 +401,10 @@ func (a *Authenticator) netLockedUntil(n store.NetworkFailures, now time.Time) t
 
 // userLockedUntil is when the user-wide lock of c ends, as of now; the zero time when it is not
 // locked now. Failures from UserLockNetworks networks lock for UserLockBase, each further
-// network for twice as long as the one before, up to UserLockMax, counted from the latest
-// network's first failure.
+// network for twice as long as the one before, up to UserLockMax, counted from the user's
+// latest failure.
 func (a *Authenticator) userLockedUntil(c *store.PictureCredential, now time.Time) time.Time {
-	return backOff(c.Networks-a.userNets, c.LastNetwork, now, a.userBase, a.userMax)
+	return backOff(c.Networks-a.userNets, c.LastFailure, now, a.userBase, a.userMax)
 }
 
 // backOff is when a lock that began at the n-th step beyond its threshold (n < 0: not reached),

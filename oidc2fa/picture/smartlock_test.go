@@ -3,6 +3,7 @@ package picture_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,35 +68,67 @@ func TestNetworkLockBoundsGuessing(t *testing.T) {
 	assert.Zero(t, nf.Failures, "a success resets the network's count")
 }
 
-// TestUserWideLockNeedsManyNetworks: failures from nine networks lock none but their own; a
-// tenth locks the factor for every network for UserLockBase, and an eleventh doubles it.
+// TestUserWideLockNeedsManyNetworks: failures from four networks lock none but their own; a
+// fifth locks the factor for every network for UserLockBase, and a sixth doubles it. While the
+// lock holds, every failure restarts it; after it, one guess is checked and starts it again.
 func TestUserWideLockNeedsManyNetworks(t *testing.T) {
 	e, clk := clockedEnv(t)
 	from := func(i int) string { return fmt.Sprintf("192.0.%d.1", 100+i) }
-	for i := range picture.DefaultUserLockNetworks - 1 {
+	n := picture.DefaultUserLockNetworks
+	for i := range n - 1 {
 		assert.Nil(t, e.signInFrom(from(i), "ann", wrong))
 	}
-	assert.Empty(t, e.locks(t), "nine networks lock nothing")
+	assert.Empty(t, e.locks(t), "four networks lock nothing")
 	c, err := e.b.Pictures.Get(context.Background(), "acme", e.ann.ID)
 	require.NoError(t, err)
-	assert.Equal(t, 9, c.Networks)
+	assert.Equal(t, n-1, c.Networks)
 
 	clk.Advance(time.Minute)
-	assert.Nil(t, e.signInFrom(from(9), "ann", wrong))
-	t10 := clk.Now()
-	assert.Equal(t, []picture.Lock{{Failures: 10, Networks: 10, Until: t10.Add(picture.DefaultUserLockBase).UTC()}}, e.locks(t))
-	assert.Nil(t, e.signInFrom("198.51.100.20", "ann", right), "locked for ann's network too: the right points fail")
-	assert.Equal(t, t10.Add(2*picture.DefaultUserLockBase).UTC(), e.locks(t)[0].Until, "a further network doubles it")
+	assert.Nil(t, e.signInFrom(from(n-1), "ann", wrong))
+	assert.Equal(t, []picture.Lock{{Failures: n, Networks: n, Until: clk.Now().Add(picture.DefaultUserLockBase).UTC()}}, e.locks(t))
 	assert.Contains(t, e.log.String(), "picture login locked for every network")
 
+	clk.Advance(time.Minute)
+	assert.Nil(t, e.signInFrom("198.51.100.20", "ann", right), "locked for ann's network too: the right points fail")
+	assert.Equal(t, clk.Now().Add(2*picture.DefaultUserLockBase).UTC(), e.locks(t)[0].Until, "a further network doubles it")
+
+	clk.Advance(time.Hour)
+	assert.Nil(t, e.signInFrom(from(0), "ann", right), "a known network is refused too")
+	assert.Equal(t, clk.Now().Add(2*picture.DefaultUserLockBase).UTC(), e.locks(t)[0].Until, "and its failure restarts the lock")
+
 	clk.Advance(2*picture.DefaultUserLockBase + time.Second)
-	assert.Nil(t, e.signInFrom(from(0), "ann", wrong), "a known network's failure does not extend it")
-	assert.Empty(t, e.locks(t))
+	assert.Empty(t, e.locks(t), "the lock ended")
+	assert.Nil(t, e.signInFrom(from(1), "ann", wrong), "one guess is checked")
+	assert.Contains(t, e.log.String()[len(e.log.String())-2000:], `reason="wrong picture"`)
+	assert.Equal(t, clk.Now().Add(2*picture.DefaultUserLockBase).UTC(), e.locks(t)[0].Until, "and it starts the lock again")
+
+	clk.Advance(2*picture.DefaultUserLockBase + time.Second)
 	assert.NotEmpty(t, e.signInFrom("198.51.100.20", "ann", right).Get("code"), "after the lock ann signs in")
 	c, err = e.b.Pictures.Get(context.Background(), "acme", e.ann.ID)
 	require.NoError(t, err)
 	assert.Zero(t, c.Failures, "a success resets the user-wide count")
 	assert.Zero(t, c.Networks)
+}
+
+// TestUserWideLockBoundsADistributedGuess: once the user-wide lock holds, the attempts of many
+// further networks, five each, are all refused unchecked, even the right points.
+func TestUserWideLockBoundsADistributedGuess(t *testing.T) {
+	e, clk := clockedEnv(t)
+	for i := range picture.DefaultUserLockNetworks {
+		assert.Nil(t, e.signInFrom(fmt.Sprintf("10.%d.0.1", i), "ann", wrong))
+	}
+	checked := strings.Count(e.log.String(), `reason="wrong picture"`)
+	for i := range 20 {
+		clk.Advance(time.Minute)
+		q := e.signInFrom(fmt.Sprintf("172.16.%d.1", i), "ann", repeat(right, 5)...)
+		require.NotNil(t, q)
+		assert.Equal(t, "access_denied", q.Get("error"))
+	}
+	log := e.log.String()
+	assert.Equal(t, 100, strings.Count(log, "reason=locked attempt="), "every attempt refused")
+	assert.Equal(t, checked, strings.Count(log, `reason="wrong picture"`), "none checked")
+	assert.NotContains(t, log, "picture login passed")
+	assert.Equal(t, picture.DefaultUserLockMax, e.locks(t)[0].Until.Sub(clk.Now()), "the lock grew to its cap")
 }
 
 // TestPrefixLenConfig: with IPv4PrefixLen 32 every address counts alone.
