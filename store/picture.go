@@ -38,14 +38,12 @@ type PictureCredential struct {
 
 	// Failures counts the failed attempts since the last success, unlock or enrollment, from
 	// every source network; LastFailure is when the latest of them was counted (zero when
-	// Failures is 0). Networks is how many source networks those failures came from, and
-	// LastNetwork when the latest of them failed for the first time (zero when Networks is 0):
-	// the authenticator's user-wide lock needs many networks, so that failures from one lock
-	// only that one (see NetworkFailures).
+	// Failures is 0). Networks is how many source networks those failures came from: the
+	// authenticator's user-wide lock needs many, so that failures from one network lock only
+	// that network (see NetworkFailures).
 	Failures    int
-	LastFailure time.Time
 	Networks    int
-	LastNetwork time.Time
+	LastFailure time.Time
 
 	Created time.Time // when the user enrolled
 	Updated time.Time // when the hash was last written (enrollment or rehash)
@@ -62,8 +60,7 @@ type PictureCredentials interface {
 	Get(ctx context.Context, tenant, userID string) (*PictureCredential, error)
 
 	// Put stores c as the credential of c.UserID in c.Tenant, replacing the one the user had,
-	// with Failures and Networks set to 0, LastFailure and LastNetwork to zero, and no
-	// network's failures:
+	// with Failures and Networks set to 0 and LastFailure to zero, and no network's failures:
 	// enrolling again unlocks. ErrInvalid if c.UserID, c.Hash or c.Salt is empty; ErrNotFound
 	// if the tenant or the user does not exist.
 	Put(ctx context.Context, c PictureCredential) error
@@ -84,8 +81,8 @@ type PictureCredentials interface {
 	// AddFailure counts a failed attempt of the user from network (a name the authenticator
 	// chose, such as "192.0.2.0/24"), atomically: it adds one to the network's Failures and to
 	// the credential's Failures, sets both LastFailure to at, adds one to the credential's
-	// Networks and sets its LastNetwork to at if this is the network's first failure since the
-	// user's count was last reset, and returns the new counts. Of n concurrent calls for one user each returns a different
+	// Networks if this is the network's first failure since the user's count was last reset,
+	// and returns the new counts. Of n concurrent calls for one user each returns a different
 	// FailureCounts.User, and of those for one network each a different FailureCounts.Network.
 	// ErrInvalid if network is empty; ErrNotFound if there is no credential.
 	AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (FailureCounts, error)
@@ -100,14 +97,13 @@ type PictureCredentials interface {
 	ListNetworkFailures(ctx context.Context, tenant, userID string) ([]NetworkFailures, error)
 
 	// Succeeded records a success from network: the network's count goes (its failures are
-	// forgotten), and the credential's Failures and Networks are set to 0 and LastFailure and
-	// LastNetwork to zero. Other networks keep their counts, but count towards Networks again only from their
+	// forgotten), and the credential's Failures and Networks are set to 0 and LastFailure to
+	// zero. Other networks keep their counts, but count towards Networks again only from their
 	// next failure. ErrNotFound if there is no credential.
 	Succeeded(ctx context.Context, tenant, userID, network string) error
 
 	// ResetFailures forgets every failure of the user: the credential's Failures and Networks
-	// are set to 0, LastFailure and LastNetwork to zero, and every network's count goes. An
-	// unlock.
+	// are set to 0 and LastFailure to zero, and every network's count goes. An unlock.
 	// ErrNotFound if there is no credential.
 	ResetFailures(ctx context.Context, tenant, userID string) error
 }

@@ -211,13 +211,13 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
 		"client", l.Client.ID, "network", network, "reason", reason, "attempt", st.Attempts, "locked", locked)
 	if netLocked && reason != "not enrolled" {
-		a.log.WarnContext(ctx, "picture login locked for a network after too many failures", "tenant", l.Tenant,
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "network", "tenant", l.Tenant,
 			"subject", l.Subject, "network", network, "failures", count.Network,
 			"until", a.netLockedUntil(store.NetworkFailures{Failures: count.Network, LastFailure: now}, now))
 	}
 	if userLocked && reason != "not enrolled" {
 		until := a.userLockedUntil(&store.PictureCredential{Networks: count.Networks, LastFailure: now}, now)
-		a.log.WarnContext(ctx, "picture login locked for every network after failures from many", "tenant", l.Tenant,
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "every network", "tenant", l.Tenant,
 			"subject", l.Subject, "networks", count.Networks, "failures", count.User, "until", until)
 	}
 	if st.Attempts >= a.maxFailures {

@@ -86,7 +86,7 @@ func TestUserWideLockNeedsManyNetworks(t *testing.T) {
 	clk.Advance(time.Minute)
 	assert.Nil(t, e.signInFrom(from(n-1), "ann", wrong))
 	assert.Equal(t, []picture.Lock{{Failures: n, Networks: n, Until: clk.Now().Add(picture.DefaultUserLockBase).UTC()}}, e.locks(t))
-	assert.Contains(t, e.log.String(), "picture login locked for every network")
+	assert.Contains(t, e.log.String(), `picture login locked after too many failures" lock="every network"`)
 
 	clk.Advance(time.Minute)
 	assert.Nil(t, e.signInFrom("198.51.100.20", "ann", right), "locked for ann's network too: the right points fail")

@@ -59,7 +59,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
 		}
 		rec.picture = copyPicture(&c)
-		rec.picture.Failures, rec.picture.Networks, rec.picture.LastFailure, rec.picture.LastNetwork = 0, 0, time.Time{}, time.Time{}
+		rec.picture.Failures, rec.picture.Networks, rec.picture.LastFailure = 0, 0, time.Time{}
 		rec.nets = nil
 		return nil
 	})
@@ -123,7 +123,6 @@ func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID, network stri
 		}
 		if f.epoch != rec.epoch {
 			p.Networks++
-			p.LastNetwork = at
 		}
 		f.failures++
 		f.last, f.epoch = at, rec.epoch
@@ -176,7 +175,7 @@ func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network strin
 		rec := t.userByID[userID]
 		delete(rec.nets, network)
 		rec.epoch++
-		p.Failures, p.Networks, p.LastFailure, p.LastNetwork = 0, 0, time.Time{}, time.Time{}
+		p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
 		return nil
 	})
 }
@@ -195,7 +194,7 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 			changes.Unlocked(ev, userID, max(p.Failures, sum))
 			rec.nets = nil
 			rec.epoch++
-			p.Failures, p.Networks, p.LastFailure, p.LastNetwork = 0, 0, time.Time{}, time.Time{}
+			p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
 			commit(ev, t)
 		}
 		return err

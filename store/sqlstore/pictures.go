@@ -19,7 +19,7 @@ type Pictures struct{ s *Store }
 var _ store.PictureCredentials = (*Pictures)(nil)
 
 const pictureColumns = `tenant, user_id, scheme, image, image_digest, points, tolerance, offsets, pepper_id, salt, hash,
-	argon_time, argon_memory, argon_threads, failures, created, updated, last_failure, failure_networks, last_network`
+	argon_time, argon_memory, argon_threads, failures, created, updated, last_failure, failure_networks`
 
 // Get implements store.PictureCredentials.
 func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.PictureCredential, error) {
@@ -69,7 +69,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 				offsets = excluded.offsets, pepper_id = excluded.pepper_id, salt = excluded.salt, hash = excluded.hash,
 				argon_time = excluded.argon_time, argon_memory = excluded.argon_memory,
 				argon_threads = excluded.argon_threads, failures = 0, created = excluded.created,
-				updated = excluded.updated, last_failure = NULL, failure_networks = 0, last_network = NULL`
+				updated = excluded.updated, last_failure = NULL, failure_networks = 0`
 	}
 	return ps.s.write(ctx, func(tx *txn) error {
 		ok, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, c.Tenant, c.UserID)
@@ -80,7 +80,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 			return fmt.Errorf("user %q: %w", c.UserID, store.ErrNotFound)
 		}
 		n, err := tx.affected(ctx, `INSERT INTO pictures (`+pictureColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, 0, NULL)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, 0)
 			ON CONFLICT (tenant, user_id) `+conflict,
 			c.Tenant, c.UserID, c.Scheme, c.Image, c.ImageDigest, c.Points, c.Tolerance, string(offsets), c.PepperID,
 			c.Salt, c.Hash, int64(c.ArgonTime), int64(c.ArgonMemory), int64(c.ArgonThreads), nanos(c.Created), nanos(c.Updated))
@@ -157,8 +157,8 @@ func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID, network stri
 			return err
 		}
 		if !was.Valid || was.Int64 != epoch {
-			err := tx.queryRow(ctx, `UPDATE pictures SET failure_networks = failure_networks + 1, last_network = ?
-				WHERE tenant = ? AND user_id = ? RETURNING failure_networks`, nanos(at), tenant, userID).Scan(&n.Networks)
+			err := tx.queryRow(ctx, `UPDATE pictures SET failure_networks = failure_networks + 1 WHERE tenant = ? AND user_id = ?
+				RETURNING failure_networks`, tenant, userID).Scan(&n.Networks)
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 // network's row older than the reset.
 func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string) error {
 	return ps.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL, last_network = NULL,
+		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL,
 			failure_epoch = failure_epoch + 1 WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
@@ -266,7 +266,7 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 			}
 			changes.Unlocked(p, userID, max(failures, sum))
 		}
-		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL, last_network = NULL,
+		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL,
 			failure_epoch = failure_epoch + 1 WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
@@ -297,16 +297,16 @@ func scanPicture(row scanner) (*store.PictureCredential, error) {
 	var c store.PictureCredential
 	var offsets string
 	var argonTime, argonMemory, argonThreads int64
-	var created, updated, lastFailure, lastNetwork sql.NullInt64
+	var created, updated, lastFailure sql.NullInt64
 	if err := row.Scan(&c.Tenant, &c.UserID, &c.Scheme, &c.Image, &c.ImageDigest, &c.Points, &c.Tolerance, &offsets,
 		&c.PepperID, &c.Salt, &c.Hash, &argonTime, &argonMemory, &argonThreads, &c.Failures, &created, &updated,
-		&lastFailure, &c.Networks, &lastNetwork); err != nil {
+		&lastFailure, &c.Networks); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(offsets), &c.Offsets); err != nil {
 		return nil, fmt.Errorf("picture credential of user %q: offsets: %w", c.UserID, err)
 	}
 	c.ArgonTime, c.ArgonMemory, c.ArgonThreads = uint32(argonTime), uint32(argonMemory), uint8(argonThreads)
-	c.Created, c.Updated, c.LastFailure, c.LastNetwork = fromNanos(created), fromNanos(updated), fromNanos(lastFailure), fromNanos(lastNetwork)
+	c.Created, c.Updated, c.LastFailure = fromNanos(created), fromNanos(updated), fromNanos(lastFailure)
 	return &c, nil
 }

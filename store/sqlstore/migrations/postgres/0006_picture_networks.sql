@@ -2,11 +2,9 @@
 -- failures from one network lock only that network (store.PictureCredentials.AddFailure). epoch
 -- is the credential's failure_epoch at the network's latest failure: a network whose epoch is
 -- older has not failed since the user's count was last reset, and counts again towards
--- failure_networks at its next failure. last_network is when failure_networks last grew.
--- Credentials counted before this migration keep their failures with failure_networks 0: their
--- user-wide lock needs new failures from many networks.
+-- failure_networks at its next failure. Credentials counted before this migration keep their
+-- failures with failure_networks 0: their user-wide lock needs new failures from many networks.
 ALTER TABLE pictures ADD COLUMN failure_networks BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE pictures ADD COLUMN last_network BIGINT;
 ALTER TABLE pictures ADD COLUMN failure_epoch BIGINT NOT NULL DEFAULT 0;
 
 CREATE TABLE picture_failures (
