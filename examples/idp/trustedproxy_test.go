@@ -90,3 +90,36 @@ func TestParseTrustedProxies(t *testing.T) {
 		assert.Empty(t, stdout.String())
 	}
 }
+
+// TestTrustedProxySCIM: the SCIM limit on requests without a valid key counts each forwarded
+// client behind -trusted-proxy, and the balancer's address without it.
+func TestTrustedProxySCIM(t *testing.T) {
+	send := func(t *testing.T, base, from string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/Users", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer scimkey_wrong")
+		req.Header.Set("X-Forwarded-For", from)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	exhaust := func(t *testing.T, base string) {
+		for i := 0; ; i++ {
+			require.Less(t, i, 100, "the limit never answered 429")
+			if send(t, base, "203.0.113.7") == http.StatusTooManyRequests {
+				return
+			}
+		}
+	}
+	t.Run("with -trusted-proxy", func(t *testing.T) {
+		s := startService(t, "-trusted-proxy", "127.0.0.1")
+		exhaust(t, s.vars["scim_base_url"])
+		assert.Equal(t, http.StatusUnauthorized, send(t, s.vars["scim_base_url"], "198.51.100.20"), "another client has its own budget")
+	})
+	t.Run("without it", func(t *testing.T) {
+		s := startService(t)
+		exhaust(t, s.vars["scim_base_url"])
+		assert.Equal(t, http.StatusTooManyRequests, send(t, s.vars["scim_base_url"], "198.51.100.20"), "one budget for all")
+	})
+}
