@@ -130,11 +130,19 @@ func (p *provider) authorizePushed(w http.ResponseWriter, r *http.Request, tenan
 func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, client *store.Client, req authRequest) {
 	ctx := r.Context()
 	fail := func(e *oauthError) { p.redirectError(w, r, req.RedirectURI, req.State, tenant, e) }
-	subject, err := resolveHint(ctx, p.cfg.Users, tenant, req.LoginHint)
+	m, err := lookupHint(ctx, p.cfg.Users, tenant, req.LoginHint)
 	if err != nil {
 		p.log.ErrorContext(ctx, "resolving login_hint failed", "tenant", tenant, "err", err)
 		fail(newError(errServerError, "the login hint could not be resolved"))
 		return
+	}
+	subject := ""
+	if m.User != nil {
+		subject = m.User.ID
+	}
+	if m.Ambiguous {
+		// Answered as a hint that names nobody; the log names neither the hint nor the users.
+		p.log.InfoContext(ctx, "login_hint names nobody: "+reasonAmbiguousHint, "tenant", tenant, "client", client.ID)
 	}
 	in := store.Interaction{
 		ID:          randomToken(),
@@ -303,22 +311,57 @@ func single(params url.Values, name string) (string, bool) {
 // that a request for an unknown user costs what one for a known user costs.
 const absentUser = "user_00000000000000000000000000"
 
-// resolveHint returns the id of the tenant's user that hint names by id, userName or primary
-// email (in that order of preference), or "" when it names none: the login pages look the same
-// either way. All three lookups run whatever the hint, so the answer takes as long for an unknown
-// user as for a known one.
+// hintMatch is what a login hint names: the one user it names, if any, and whether it named
+// several.
+type hintMatch struct {
+	// User is the one user the hint names; nil when it names nobody.
+	User *store.User
+	// Ambiguous is set when the hint matched different users (by id, userName and primary
+	// email): such a hint names nobody.
+	Ambiguous bool
+}
+
+// resolveHint returns the id of the tenant's user that hint names, or "" when it names none or
+// several: see lookupHint.
 func resolveHint(ctx context.Context, users store.Users, tenant, hint string) (string, error) {
-	found := ""
+	m, err := lookupHint(ctx, users, tenant, hint)
+	if err != nil || m.User == nil {
+		return "", err
+	}
+	return m.User.ID, nil
+}
+
+// lookupHint finds the user hint names among the tenant's users: the one whose id is the hint
+// (ids are lower case: the hint's case is folded), whose userName is the hint, or whose primary
+// email is the hint, those two compared with the store's folding (schema.Fold). A hint that
+// matches different users this way (one user's userName and another's primary email, two users'
+// primary emails, one user's id and another's userName) names nobody: it could not tell which of
+// them the relying party meant, and a relying party that compares the hint with the ID token's
+// claims would take the one for the other.
+//
+// All three lookups run whatever the hint, so the answer takes as long for an unknown or
+// ambiguous hint as for a known one.
+func lookupHint(ctx context.Context, users store.Users, tenant, hint string) (hintMatch, error) {
+	var found []*store.User
+	several := false // more users than a page holds
+	add := func(u *store.User) {
+		for _, f := range found {
+			if f.ID == u.ID {
+				return
+			}
+		}
+		found = append(found, u)
+	}
 	id := absentUser
-	if strings.HasPrefix(hint, "user_") {
-		id = hint
+	if folded := schema.Fold(hint); strings.HasPrefix(folded, "user_") {
+		id = folded
 	}
 	u, err := users.Get(ctx, tenant, id)
 	switch {
-	case err == nil && id == hint:
-		found = u.ID
+	case err == nil && id != absentUser:
+		add(u)
 	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return "", err
+		return hintMatch{}, err
 	}
 	lit := filter.Literal{Kind: filter.KindString, Str: hint}.String()
 	for _, f := range []string{
@@ -335,13 +378,23 @@ func resolveHint(ctx context.Context, users store.Users, tenant, hint string) (s
 		}
 		page, err := users.List(ctx, tenant, q)
 		if err != nil {
-			return "", err
+			return hintMatch{}, err
 		}
-		if found == "" && expr != nil && page.TotalResults == 1 {
-			found = page.Resources[0].ID
+		if expr == nil {
+			continue
 		}
+		for i := range page.Resources {
+			add(&page.Resources[i])
+		}
+		several = several || page.TotalResults > len(page.Resources)
 	}
-	return found, nil
+	switch {
+	case several || len(found) > 1:
+		return hintMatch{Ambiguous: true}, nil
+	case len(found) == 0:
+		return hintMatch{}, nil
+	}
+	return hintMatch{User: found[0]}, nil
 }
 
 // randomToken is 256 random bits, base64url-encoded.

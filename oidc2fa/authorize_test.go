@@ -405,6 +405,9 @@ func TestAuthorizeNoAccountEnumeration(t *testing.T) {
 		e := newEnv(t).manual()
 		_, err := e.mem.Backend().Users.Create(context.Background(), "globex", store.User{UserName: "carol@globex.example", Active: true})
 		require.NoError(t, err)
+		// ann's primary email as another user's userName: that hint names two users.
+		_, err = e.mem.Backend().Users.Create(context.Background(), "acme", store.User{UserName: "ann.lee@example.com", Active: true})
+		require.NoError(t, err)
 		b := e.browser()
 		p := e.authParams()
 		p.Set("login_hint", hint)
@@ -428,6 +431,8 @@ func TestAuthorizeNoAccountEnumeration(t *testing.T) {
 		{"unknown user denying", "nobody@example.com", "deny"},
 		{"inactive user approving", "bob@example.com", "approve"},
 		{"user of another tenant approving", "carol@globex.example", "approve"},
+		{"hint naming two users approving", "ann.lee@example.com", "approve"},
+		{"hint naming two users, in another case, approving", "ANN.LEE@example.com", "approve"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -801,6 +806,15 @@ func TestAuthorizeNoEnumerationByTiming(t *testing.T) {
 		{"inactive user", "ann@example.com", "bob@example.com"},
 		{"unknown email", "ann.lee@example.com", "nobody@example.com"},
 		{"unknown id", e.user.ID, "user_01m80aaaaaaaaaaaaaaaaaaaaa"},
+		{"hint naming two users", "ann@example.com", "dora@example.com"},
+	}
+	// dora@example.com is one user's userName and another's primary email: it names nobody.
+	for _, u := range []store.User{
+		{UserName: "dora@example.com", Active: true},
+		{UserName: "dora.twin", Active: true, Emails: []store.MultiValue{{Value: "dora@example.com", Primary: true}}},
+	} {
+		_, err := e.mem.Backend().Users.Create(context.Background(), "acme", u)
+		require.NoError(t, err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

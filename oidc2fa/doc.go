@@ -40,9 +40,16 @@
 //     browser then brings only client_id and request_uri to the authorization endpoint, which
 //     ignores every other parameter. Config.RequirePAR (all clients) and
 //     store.Client.RequirePAR (ClientSpec.RequirePAR, SetRequirePAR) refuse plain requests.
+//   - A login_hint names one user or nobody: it is looked up as a visid id, a userName and a
+//     primary email (the last two with the store's folding, schema.Fold), and a hint that
+//     matches different users names nobody. Such a sign-in looks and costs the same as one for
+//     an unknown user (the Authenticator sees Login.AmbiguousHint, and must not show it); it is
+//     logged with its reason, never the names, and counted as the outcome ambiguous_hint.
 //   - The ID token names the user who passed: sub (the visid id), preferred_username (the
-//     userName) and email (the primary email, when there is one). The relying party must check
-//     them against the user of its first factor; oidc2fa/rp does.
+//     userName) and email (the primary email), each of the last two only when it names this
+//     user and nobody else as a login hint. The relying party must check them against the user
+//     of its first factor; oidc2fa/rp does (Result.CheckUser, and Result.CheckSubject with the
+//     visid id the relying party stored, the strongest binding).
 //
 // # Replacing a factor
 //

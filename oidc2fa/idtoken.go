@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/visid/visid/internal/jsonenc"
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
 )
 
 // IDToken is the claims set of an ID token the provider issues (OpenID Connect Core 1.0 §2).
@@ -29,11 +33,77 @@ type IDToken struct {
 	AMR []string
 	// PreferredUsername is "preferred_username": the user's userName when the token was issued.
 	// With Email it lets the relying party check that the second factor proved the user its
-	// first factor named; sub stays the stable identifier.
+	// first factor named; sub stays the stable identifier. The provider puts a name in the
+	// token only when it names this user alone (see namesOf), so a relying party that finds
+	// its login hint in one of these claims knows that the hint names this user and nobody
+	// else; left out when empty.
 	PreferredUsername string
-	// Email is "email": the user's primary email when the token was issued; left out when the
-	// user has none.
+	// Email is "email": the user's primary email when the token was issued; left out when
+	// empty (the user has none, or it names another user too).
 	Email string
+}
+
+// namesOf returns the userName and primary email of u for the name claims of an ID token: each
+// only when, used as a login hint, it would name u and nobody else (as lookupHint resolves
+// hints), and "" when it would name another user too. A relying party compares these claims
+// with the hint its first factor gives, so a name shared with another user (alice's primary
+// email as mallory's userName, two users with one primary email) must not vouch for either.
+func namesOf(ctx context.Context, users store.Users, tenant string, u *store.User) (userName, email string, err error) {
+	// userNames are unique: only another user's primary email or id can share u's.
+	shared, err := namedElsewhere(ctx, users, tenant, u.ID, u.UserName, false)
+	if err != nil {
+		return "", "", err
+	}
+	if !shared {
+		userName = u.UserName
+	}
+	if e := primaryEmail(u); e != "" {
+		if shared, err = namedElsewhere(ctx, users, tenant, u.ID, e, true); err != nil {
+			return "", "", err
+		}
+		if !shared {
+			email = e
+		}
+	}
+	return userName, email, nil
+}
+
+// namedElsewhere reports whether name, as a login hint, matches a user other than self: as a
+// visid id, as a primary email or, when byUserName is set, as a userName.
+func namedElsewhere(ctx context.Context, users store.Users, tenant, self, name string, byUserName bool) (bool, error) {
+	if folded := schema.Fold(name); strings.HasPrefix(folded, "user_") && folded != self {
+		_, err := users.Get(ctx, tenant, folded)
+		switch {
+		case err == nil:
+			return true, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+	}
+	lit := filter.Literal{Kind: filter.KindString, Str: name}.String()
+	queries := []string{`emails[value eq ` + lit + ` and primary eq true]`}
+	if byUserName {
+		queries = append(queries, `userName eq `+lit)
+	}
+	for _, f := range queries {
+		expr, err := filter.Parse(f, schema.User())
+		if err != nil {
+			return true, nil // a name no filter can look up vouches for nobody
+		}
+		page, err := users.List(ctx, tenant, store.Query{Filter: expr, StartIndex: 1, Count: 2})
+		if err != nil {
+			return false, err
+		}
+		for _, o := range page.Resources {
+			if o.ID != self {
+				return true, nil
+			}
+		}
+		if page.TotalResults > len(page.Resources) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // mintIDToken checks t, writes its claims and has s sign them for tenant, returning the compact

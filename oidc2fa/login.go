@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -42,7 +43,9 @@ type Login struct {
 	Client ClientInfo
 	// Subject is the id of the user login_hint named, and User that user (nil when the hint
 	// named nobody). A user that is unknown, inactive or locked must fail the same way as a
-	// wrong factor, and look the same to the person.
+	// wrong factor, and look the same to the person. The hint is looked up again on every
+	// request: one that no longer names the user it named when the sign-in started (the user
+	// was renamed or removed, or another user now has the same name) names nobody.
 	Subject string
 	User    *store.User
 	// LoginHint is the login_hint as the client sent it.
@@ -51,6 +54,11 @@ type Login struct {
 	// peer, or behind Config.TrustedProxies the address they forwarded (ClientIP). The zero
 	// Addr when the request's RemoteAddr is not an address.
 	ClientAddr netip.Addr
+	// AmbiguousHint is set when LoginHint matches different users (one's userName and
+	// another's primary email, say): such a hint names nobody, so Subject is "" and User nil,
+	// and the pages must look exactly as for a hint that names nobody. An authenticator may
+	// count such sign-ins apart, never show them apart.
+	AmbiguousHint bool
 	// Rest is the part of the request's path below the login URL: "" on the first visit.
 	Rest string
 	// State is what the authenticator saved for the interaction with SaveState; nil at first.
@@ -62,6 +70,10 @@ type Login struct {
 
 	p  *provider
 	in *store.Interaction
+	// subject and ambiguous are Subject and AmbiguousHint as the provider found them, out of
+	// the authenticator's reach.
+	subject   string
+	ambiguous bool
 }
 
 // ClientInfo describes the client of an interaction to the login pages.
@@ -130,12 +142,15 @@ func (l *Login) SaveState(ctx context.Context, state []byte) error {
 // browser to the client (303). If s.Subject is not Login.Subject, or the user is no longer
 // active, the client gets access_denied instead.
 func (l *Login) Succeed(w http.ResponseWriter, r *http.Request, s Success) {
+	if s.Subject != l.subject {
+		s.Subject = "" // not the user the hint names now: refused below as any other subject
+	}
 	l.p.succeed(w, r, l.in.ID, s)
 }
 
 // Fail ends the interaction: the browser is redirected to the client with access_denied.
 func (l *Login) Fail(w http.ResponseWriter, r *http.Request, f Failure) {
-	l.p.fail(w, r, l.in.ID, f)
+	l.p.fail(w, r, l.in.ID, f, l.ambiguous)
 }
 
 // loginPath is the path of page rest of interaction in: below /login/ for an authorization
@@ -219,20 +234,23 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		p.end(w, r, id, newError(errAccessDenied, "the application is no longer registered"), "client deleted")
 		return
 	}
-	// The user is read whether or not the hint named one, so the page takes as long for an
-	// unknown user as for a known one.
-	subject := in.Subject
-	if subject == "" {
-		subject = absentUser
-	}
-	u, err := p.cfg.Users.Get(ctx, in.Tenant, subject)
-	switch {
-	case err == nil && in.Subject != "":
-		l.User = u
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	// The hint is looked up again, the same way whether or not it named a user, so the page
+	// takes as long for an unknown user as for a known one; it must still name the user it
+	// named when the sign-in started, and that user alone.
+	m, err := lookupHint(ctx, p.cfg.Users, in.Tenant, in.LoginHint)
+	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
+	switch {
+	case m.Ambiguous:
+		l.Subject, l.AmbiguousHint = "", true
+	case in.Subject != "" && m.User != nil && m.User.ID == in.Subject:
+		l.User = m.User
+	default:
+		l.Subject = ""
+	}
+	l.subject, l.ambiguous = l.Subject, l.AmbiguousHint
 	p.cfg.Authenticator.ServeLogin(w, r, l)
 }
 
@@ -341,13 +359,29 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 	p.redirect(w, in.RedirectURI, url.Values{"code": {code}, "state": {in.State}, "iss": {p.issuer(in.Tenant)}})
 }
 
-// fail ends the interaction with access_denied.
-func (p *provider) fail(w http.ResponseWriter, r *http.Request, id string, f Failure) {
-	p.end(w, r, id, newError(errAccessDenied, "the user did not pass the second factor"), f.String())
+// fail ends the interaction with access_denied. ambiguous says that its login_hint matched
+// several users: it is logged and counted apart, and answered as any other failure.
+func (p *provider) fail(w http.ResponseWriter, r *http.Request, id string, f Failure, ambiguous bool) {
+	e := newError(errAccessDenied, "the user did not pass the second factor")
+	if ambiguous {
+		p.finish(w, r, id, e, f.String()+": "+reasonAmbiguousHint, outcomeAmbiguousHint)
+		return
+	}
+	p.end(w, r, id, e, f.String())
 }
+
+// reasonAmbiguousHint is the reason logged for a sign-in whose login_hint matched several users.
+// It never carries the hint or the users' names.
+const reasonAmbiguousHint = "the login_hint names more than one user"
 
 // end takes the interaction and redirects to its client with e.
 func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oauthError, why string) {
+	p.finish(w, r, id, e, why, "")
+}
+
+// finish is end with the MetricOutcomes outcome of a sign-in: "" for the one its subject and
+// failure give.
+func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *oauthError, why, outcome string) {
 	in, err := p.take(w, r, id)
 	if err != nil {
 		return
@@ -361,14 +395,17 @@ func (p *provider) end(w http.ResponseWriter, r *http.Request, id string, e *oau
 	} else {
 		p.log.InfoContext(r.Context(), "second factor failed", "tenant", in.Tenant, "client", in.ClientID, "reason", why)
 		typ, f := store.EventSecondFactorFailed, Denied
-		switch why {
+		switch strings.TrimSuffix(why, ": "+reasonAmbiguousHint) {
 		case Locked.String():
 			typ, f = store.EventSecondFactorLocked, Locked
 		case Cancelled.String():
 			f = Cancelled
 		}
 		p.record(r.Context(), in, typ, why)
-		p.tel.count(r.Context(), p.tel.outcomes, outcomeOf(in.Subject, f), in.Tenant)
+		if outcome == "" {
+			outcome = outcomeOf(in.Subject, f)
+		}
+		p.tel.count(r.Context(), p.tel.outcomes, outcome, in.Tenant)
 	}
 	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
 }

@@ -31,8 +31,10 @@ const (
 	MetricAuthorizations = "visid.secondfactor.authorizations"
 	// MetricOutcomes counts sign-ins ended, by visid.outcome: "succeeded", "failed" (denied,
 	// or the user deleted or deactivated meanwhile), "locked" (the factor is locked),
-	// "cancelled", and "unknown_user" (the login_hint named no user, whatever the person did:
-	// the pages answer such a sign-in as any other, and the metric names no user).
+	// "cancelled", "unknown_user" (the login_hint named no user, whatever the person did:
+	// the pages answer such a sign-in as any other, and the metric names no user) and
+	// "ambiguous_hint" (the login_hint matched different users, so it named nobody: answered
+	// as an unknown user).
 	MetricOutcomes = "visid.secondfactor.outcomes"
 	// MetricCodesRedeemed counts authorization codes exchanged for an ID token.
 	MetricCodesRedeemed = "visid.oidc.codes_redeemed"
@@ -107,11 +109,12 @@ func (t *telemetry) count(ctx context.Context, c metric.Int64Counter, outcome, t
 
 // Outcomes of MetricOutcomes.
 const (
-	outcomeSucceeded   = "succeeded"
-	outcomeFailed      = "failed"
-	outcomeLocked      = "locked"
-	outcomeCancelled   = "cancelled"
-	outcomeUnknownUser = "unknown_user"
+	outcomeSucceeded     = "succeeded"
+	outcomeFailed        = "failed"
+	outcomeLocked        = "locked"
+	outcomeCancelled     = "cancelled"
+	outcomeUnknownUser   = "unknown_user"
+	outcomeAmbiguousHint = "ambiguous_hint"
 )
 
 // outcomeOf is the MetricOutcomes outcome of a sign-in of subject that ended with f.

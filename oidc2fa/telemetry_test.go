@@ -12,6 +12,7 @@ import (
 
 	"github.com/visid/visid/internal/telemetrytest"
 	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/store"
 )
 
 // telemetryEnv is an env whose provider reports to an in-memory meter and tracer.
@@ -79,10 +80,16 @@ func TestMetricsOutcomes(t *testing.T) {
 		{"inactive user", "bob@example.com", "approve", "failed"},
 		{"unknown user approved", "nobody@example.com", "approve", "unknown_user"},
 		{"unknown user cancelled", "nobody@example.com", "cancel", "unknown_user"},
+		{"hint naming two users approved", "ann.lee@example.com", "approve", "ambiguous_hint"},
+		{"hint naming two users cancelled", "ANN.LEE@example.com", "cancel", "ambiguous_hint"},
+		{"hint naming two users denied", "Ann.Lee@Example.com", "deny", "ambiguous_hint"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newTelemetryEnv(t)
+			// ann's primary email as another user's userName: that hint names two users.
+			_, err := e.mem.Backend().Users.Create(t.Context(), "acme", store.User{UserName: "ann.lee@example.com", Active: true})
+			require.NoError(t, err)
 			e.manual()
 			params := e.authParams()
 			params.Set("login_hint", c.hint)

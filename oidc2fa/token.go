@@ -88,6 +88,12 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
 		return
 	}
+	userName, email, err := namesOf(ctx, p.cfg.Users, tenant, u)
+	if err != nil {
+		p.log.ErrorContext(ctx, "reading the user's names failed", "tenant", tenant, "err", err)
+		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
+		return
+	}
 	now := p.now()
 	tok, err := mintIDToken(ctx, p.cfg.Signer, tenant, &IDToken{
 		Issuer:            p.issuer(tenant),
@@ -98,8 +104,8 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 		AuthTime:          grant.AuthTime,
 		Nonce:             grant.Nonce,
 		AMR:               grant.AMR,
-		PreferredUsername: u.UserName,
-		Email:             primaryEmail(u),
+		PreferredUsername: userName,
+		Email:             email,
 	})
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "signing an ID token failed", "tenant", tenant, "err", err)

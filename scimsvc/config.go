@@ -1,6 +1,7 @@
 package scimsvc
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -41,6 +42,13 @@ const (
 	// DefaultMaxConcurrentLists is how many list requests one API key may have in progress at
 	// once when Config.MaxConcurrentLists is 0.
 	DefaultMaxConcurrentLists = 4
+	// DefaultBulkMaxOperations is the most operations one bulk request may hold when
+	// Config.BulkMaxOperations is 0. It is below DefaultRequestsPerMinute, as each operation
+	// counts as a request.
+	DefaultBulkMaxOperations = 100
+	// DefaultBulkMaxPayloadBytes is the largest bulk request body accepted when
+	// Config.BulkMaxPayloadBytes is 0.
+	DefaultBulkMaxPayloadBytes = 1 << 20
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
 	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
@@ -120,6 +128,17 @@ type Config struct {
 	// handler: each instance of a service counts on its own. 0: DefaultMaxConcurrentLists;
 	// negative: no limit.
 	MaxConcurrentLists int
+	// BulkMaxOperations is the most operations one POST /{tenant}/Bulk may hold, advertised as
+	// bulk.maxOperations in the ServiceProviderConfig; more is 413 and nothing is done. Each
+	// operation takes one request from RateLimiter, all before the first runs, so keep it at
+	// most the limiter's burst: a bulk request larger than the burst is always answered 429.
+	// 0: DefaultBulkMaxOperations; negative is an error.
+	BulkMaxOperations int
+	// BulkMaxPayloadBytes bounds the body of a bulk request, advertised as bulk.maxPayloadSize;
+	// a larger body is 413 and nothing is done. The data of each operation is also bounded by
+	// MaxBodyBytes, as the body of the request it stands for. 0: DefaultBulkMaxPayloadBytes;
+	// negative is an error.
+	BulkMaxPayloadBytes int64
 
 	// MeterProvider receives the handler's metrics (MetricRequests, MetricRequestDuration,
 	// MetricRateLimited, MetricAuthFailures, MetricFilterErrors). nil: otel.GetMeterProvider(),
@@ -156,6 +175,10 @@ type handler struct {
 	tel     *telemetry
 	users   *resources[store.User, *store.User]
 	groups  *resources[store.Group, *store.Group]
+
+	// bulkMaxOps and bulkMaxPayload are Config.BulkMaxOperations and BulkMaxPayloadBytes.
+	bulkMaxOps     int
+	bulkMaxPayload int64
 }
 
 // New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is
@@ -172,6 +195,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, errors.New("scimsvc: Config.MaxBodyBytes must not be negative")
+	}
+	if cfg.BulkMaxOperations < 0 || cfg.BulkMaxPayloadBytes < 0 {
+		return nil, errors.New("scimsvc: Config.BulkMaxOperations and BulkMaxPayloadBytes must not be negative")
 	}
 	h := &handler{
 		cfg:     cfg,
@@ -213,6 +239,8 @@ func New(cfg Config) (http.Handler, error) {
 		values:  orDefault(cfg.MaxMultiValued, DefaultMaxMultiValued),
 		members: orDefault(cfg.MaxGroupMembers, DefaultMaxGroupMembers),
 	}
+	h.bulkMaxOps = orDefault(cfg.BulkMaxOperations, DefaultBulkMaxOperations)
+	h.bulkMaxPayload = cmp.Or(cfg.BulkMaxPayloadBytes, DefaultBulkMaxPayloadBytes)
 	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)

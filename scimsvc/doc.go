@@ -13,9 +13,9 @@
 //	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", scim))
 //
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
-// and POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
-// /scim/v2/{tenant}/Groups[/{id}]. The endpoint names are also answered in another case
-// (/users); the tenant is case-sensitive.
+// POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
+// /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also
+// answered in another case (/users); the tenant is case-sensitive.
 //
 // # Authentication and limits
 //
@@ -68,6 +68,21 @@
 // (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
 // keys. The operations of one request apply in one atomic store Update: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
+//
+// # Bulk
+//
+// POST /{tenant}/Bulk runs a BulkRequest (RFC 7644 §3.7) of POST, PUT, PATCH and DELETE
+// operations on Users and Groups, each through the same code as the request it describes, as its
+// own atomic write with its own events, and answers 200 with each operation's method, bulkId,
+// status, location and, on failure, its SCIM error as response. A string "bulkId:x" in an
+// operation's data or path stands for the id of the resource the POST with bulkId x creates,
+// before or after it in the request (a POST referenced by an earlier operation runs first);
+// operations whose references form a circle fail with 409 (RFC 7644 §3.7.1), as do those that
+// reference a failed POST. failOnErrors n stops after the nth failure. A request of more than
+// Config.BulkMaxOperations operations or Config.BulkMaxPayloadBytes bytes, both advertised in
+// the ServiceProviderConfig, is 413 and runs nothing. Each operation counts as a request of the
+// rate limit, all taken before the first runs: a request of more operations than the key has
+// requests left is 429 and runs nothing.
 //
 // Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
 // startIndex, count (at most MaxResults), attributes and excludedAttributes; sorting is not

@@ -132,9 +132,10 @@ func revokeKey(ctx context.Context, keys store.APIKeys, id string, stdout io.Wri
 	return nil
 }
 
-// openAdminDB opens the store of an admin command, warning on stderr when it does not persist.
+// openAdminDB opens the store of an admin command, which must exist (openExistingDB), warning on
+// stderr when it does not persist.
 func openAdminDB(ctx context.Context, db string, stderr io.Writer) (*database, error) {
-	d, err := openDB(ctx, db)
+	d, err := openExistingDB(ctx, db)
 	if err != nil {
 		return nil, err
 	}

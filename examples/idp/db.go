@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"strings"
 
@@ -66,7 +68,146 @@ func openDB(ctx context.Context, db string) (*database, error) {
 		s.Close()
 		return nil, err
 	}
-	return &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close}, nil
+	d := &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close}
+	if err := checkKEK(ctx, d, db); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// errNoStore is what openExistingDB returns when -db names no visid store.
+var errNoStore = errors.New("no visid store")
+
+// openExistingDB opens the store of an admin command: as openDB does, but it never makes one.
+// A SQLite file that is missing, or a database or schema without visid's tables, is an error
+// wrapping errNoStore that names where it looked; a missing key file is an error, not a new key;
+// and the key-encryption key must open the store's signing keys, as the service checks at start.
+// "memory" and "sqlite::memory:" are empty stores, as for openDB.
+func openExistingDB(ctx context.Context, db string) (*database, error) {
+	if db == "memory" || sqlstore.InMemory(db) {
+		return openDB(ctx, db)
+	}
+	path, sqlite := strings.CutPrefix(db, "sqlite:")
+	path, _, _ = strings.Cut(path, "?")
+	switch {
+	case sqlite:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, noStore(db, path)
+		} else if err != nil {
+			return nil, fmt.Errorf("-db %s: %w", db, err)
+		}
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+	default:
+		return nil, &cli.UsageError{Msg: fmt.Sprintf(`-db %q: want sqlite:PATH, postgres://… or memory`, db)}
+	}
+	raw, err := sqlstore.Config{}.Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	d, err := existingStore(ctx, raw, db, path)
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// existingStore is the rest of openExistingDB once raw, without a key-encryption key, is open:
+// it checks that visid's tables are there, finds the key-encryption key without making one,
+// brings the schema up to date as the service would, and checks the key.
+func existingStore(ctx context.Context, raw *sqlstore.Store, db, path string) (*database, error) {
+	where := path
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if raw.Dialect() == sqlstore.Postgres {
+		var schema sql.NullString
+		if err := raw.DB().QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+			return nil, fmt.Errorf("-db %s: %w", redactDSN(db), err)
+		}
+		where = fmt.Sprintf("%s (schema %s)", redactDSN(db), schema.String)
+		q = `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'`
+	}
+	var n int
+	if err := raw.DB().QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return nil, fmt.Errorf("-db %s: %w", redactDSN(db), err)
+	}
+	if n == 0 {
+		return nil, noStore(db, where)
+	}
+	kek, err := existingKEK(db, path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sqlstore.New(sqlstore.Config{DB: raw.DB(), Dialect: raw.Dialect(), KeyEncryptionKey: kek})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	d := &database{Backend: s.Backend(), persistent: true, kek: kek, close: raw.Close}
+	if err := checkKEK(ctx, d, db); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// noStore is the error of a -db that names no visid store; where says where it looked.
+func noStore(db, where string) error {
+	if db == defaultDB {
+		return fmt.Errorf("%w at %s (the default -db %s, in the working directory): start the service once "+
+			"(idp, or go run ./examples/idp), or pass -db", errNoStore, where, defaultDB)
+	}
+	return fmt.Errorf("%w at %s: start the service once with this -db, or pass the -db of your store", errNoStore, where)
+}
+
+// existingKEK finds the key-encryption key of an existing store, as loadKEK does, but never
+// makes a key file.
+func existingKEK(db, path string) ([]byte, error) {
+	if v := os.Getenv(kekEnv); v != "" {
+		return decodeKEK(kekEnv, v)
+	}
+	if !strings.HasPrefix(db, "sqlite:") {
+		return loadKEK(db) // PostgreSQL: the error that asks for $VISID_KEY_ENCRYPTION_KEY
+	}
+	data, err := os.ReadFile(path + ".key")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the store %s has no key-encryption key: neither $%s nor %s holds it; "+
+			"set $%s to the key the service uses", path, kekEnv, path+".key", kekEnv)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the key-encryption key: %w", err)
+	}
+	return decodeKEK(path+".key", string(data))
+}
+
+// checkKEK checks that the key-encryption key of d opens the signing keys stored in it: a
+// wrong key is refused at once, by the service and the admin commands alike, rather than
+// when the first token is signed.
+func checkKEK(ctx context.Context, d *database, db string) error {
+	_, err := d.SigningKeys.List(ctx)
+	if err == nil {
+		return nil
+	}
+	source := "$" + kekEnv
+	if path, ok := strings.CutPrefix(db, "sqlite:"); ok && os.Getenv(kekEnv) == "" {
+		path, _, _ = strings.Cut(path, "?")
+		source = path + ".key"
+	}
+	return fmt.Errorf("reading the signing keys of -db %s with the key-encryption key from %s "+
+		"(it must be the key the store was made with): %w", redactDSN(db), source, err)
+}
+
+// redactDSN is db with the password of a PostgreSQL URL hidden, for messages.
+func redactDSN(db string) string {
+	if !strings.HasPrefix(db, "postgres") {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
 }
 
 // loadKEK finds the key-encryption key of the store db names; a SQLite in-memory database,

@@ -147,7 +147,7 @@ func TestEventsAndWebhooks(t *testing.T) {
 // TestAdminCommandsAreEvents: what the admin commands change in clients and API keys is
 // recorded as the administrator's events.
 func TestAdminCommandsAreEvents(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	c := runCmd(t, "client", "create", "--tenant", "acme", "--name", "App", "--redirect-uri", "https://app.example.com/cb", "-db", db)
 	runCmd(t, "client", "rotate-secret", "--tenant", "acme", c["client_id"], "-db", db)
@@ -172,7 +172,7 @@ func TestAdminCommandsAreEvents(t *testing.T) {
 }
 
 func TestWebhookCommandErrors(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	tests := []struct {
 		args []string

@@ -94,7 +94,7 @@ func TestManyInstances(t *testing.T) {
 	bin := buildIDP(t)
 	lb := newLoadBalancer(t)
 	env := []string{kekEnv + "=" + base64.StdEncoding.EncodeToString([]byte(rand.Text() + rand.Text())[:32])}
-	args := []string{"-addr", "127.0.0.1:0", "-base-url", lb.URL, "-db", dsn, "-redis", "redis://" + redisAddr + "/0"}
+	args := []string{"-addr", "127.0.0.1:0", "-base-url", lb.URL, "-db", dsn, "-redis", "redis://" + redisAddr + "/0", "-demo"}
 	a := startProcess(t, bin, t.TempDir(), env, args...)
 	b := startProcess(t, bin, t.TempDir(), env, args...)
 	require.Contains(t, a.vars, "scim_api_key", "the first instance made the demo")

@@ -15,11 +15,15 @@
 //	go run ./examples/idp enroll-link --tenant acme --user ann@example.com
 //	go run ./examples/idp help
 //
-// On start the service creates the tenant "demo" with an API key, the OpenID client of
-// examples/rp and the user alice with a picture password, and prints, one per line and before a
-// blank line, tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
+// In demo mode (-demo: on by default with SQLite and memory, off with PostgreSQL) the service
+// creates on start, unless it exists, the tenant "demo" with an API key, the OpenID client of
+// examples/rp and the user alice with a picture password, and prints, one per line and before
+// a blank line, tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
 // client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and demo_points=…, for scripts to
-// read; then what to try. Logs go to stderr.
+// read; then what to try. Outside demo mode it creates nothing and prints base_url=… and
+// tenants=N, then, on a store without tenants, the admin commands that create the first tenant,
+// its API key and its client. Admin commands never create a store, and flags may come before
+// or after them. Logs go to stderr.
 package main
 
 import (
@@ -27,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/visid/visid/examples/internal/cli"
@@ -41,6 +46,7 @@ func main() {
 // start with a flag) until it is done or ctx is cancelled; the service returns nil after a
 // graceful shutdown. A mistake on the command line is a *cli.UsageError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	args = cli.CommandFirst(args, isCommandWord)
 	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !cli.IsHelp(args[0]) {
 		return serve(ctx, args, stdout, stderr)
 	}
@@ -149,6 +155,9 @@ Flags of the service:
   -addr HOST:PORT    the address to listen on (default 127.0.0.1:8080; port 0 picks a free port)
   -base-url URL      the URL clients reach the service at (default http:// and the address)
   -db DB             the store: sqlite:PATH (default sqlite:idp.db), postgres://… or memory
+  -demo              demo mode: create the tenant "demo", user alice, a SCIM API key and the
+                     client of examples/rp, and print their secrets (default: on for SQLite and
+                     memory, off for PostgreSQL; -demo=false turns it off)
   -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
   -redis URL         redis://HOST:PORT/DB: share the SCIM rate limits (200 requests a minute per
                      API key and tenant) and the sign-in pages' limit (60 requests a minute per
@@ -163,16 +172,32 @@ Flags of the service:
                      hour (h), such as 25/s (default 200/min)
   -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
 
+Flags may come before or after a command: "idp -db DB tenant list" is "idp tenant list -db DB".
+Admin commands never create a store: on a -db without one they stop with exit status 1.
 A command that takes --tenant refuses a tenant that is not in the store (exit status 1).
 
 --redirect-uri repeats, one URI each time. A redirect URI is an absolute https URL (http only for
 127.0.0.1, [::1] or localhost), without fragment or user info; it is compared exactly.
 
-On start the service creates the tenant "demo" with an API key, an OpenID client for
-examples/rp and the user alice with a picture password, and prints to stdout, one per line and
-before a blank line: tenant=…, scim_base_url=…, scim_api_key=…, issuer=…, client_id=…,
-client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and demo_points=….
+In demo mode the service creates on start, unless it exists, the tenant "demo" with an API key,
+an OpenID client for examples/rp and the user alice with a picture password, and prints to
+stdout, one per line and before a blank line: tenant=…, scim_base_url=…, scim_api_key=…,
+issuer=…, client_id=…, client_secret=…, redirect_uri=…, demo_user=…, demo_image=… and
+demo_points=…. Outside demo mode it prints base_url=… and tenants=N, and on a store without
+tenants the commands that create the first tenant, its API key and its client.
 `
+
+// isCommandWord reports whether arg is the next word of an idp command, given the words
+// before it: a command ("tenant", "events"), or a subcommand of a group ("list" of "tenant").
+func isCommandWord(words []string, arg string) bool {
+	switch len(words) {
+	case 0:
+		return subcommands(arg) != nil || arg == "enroll-link" || arg == "events" || arg == "help"
+	case 1:
+		return slices.Contains(subcommands(words[0]), arg)
+	}
+	return false
+}
 
 // joinArgs is up to n of args, joined by spaces, for an error message.
 func joinArgs(args []string, n int) string {

@@ -43,7 +43,7 @@ func checkGroup(args []string) error {
 	switch {
 	case subs == nil:
 		return nil
-	case len(args) < 2:
+	case len(args) < 2 || strings.HasPrefix(args[1], "-") && !cli.IsHelp(args[1]): // only flags
 		return &cli.UsageError{Msg: fmt.Sprintf("%s needs a subcommand: %s", args[0], strings.Join(subs, ", "))}
 	case cli.IsHelp(args[1]) || slices.Contains(subs, args[1]):
 		return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestGroupCommandWithoutSubcommand(t *testing.T) {
 		{[]string{"webhook"}, "webhook needs a subcommand: add, list, delete, resume"},
 		{[]string{"tenant", "delete", "acme"}, `tenant has no subcommand "delete"; its subcommands are create, list`},
 		{[]string{"client", "show", "client_x"}, `client has no subcommand "show"; its subcommands are create, list, rotate-secret`},
-		{[]string{"client", "--tenant", "acme", "list"}, `client has no subcommand "--tenant"`},
+		{[]string{"client", "--tenant", "acme"}, "client needs a subcommand: create, list"},
 		{[]string{"user", "lock", "--tenant", "acme"}, `user has no subcommand "lock"; its subcommands are show, unlock`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -58,7 +57,7 @@ func TestGroupCommandWithoutSubcommand(t *testing.T) {
 // TestUnknownTenantRefused: every command that takes --tenant refuses a tenant that is not in
 // the store with one message and exit status 1, and changes nothing.
 func TestUnknownTenantRefused(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	for _, args := range [][]string{
 		{"apikey", "create", "--tenant", "nope"},
@@ -97,7 +96,7 @@ func TestUnknownTenantRefused(t *testing.T) {
 }
 
 func TestTenantAndAPIKeyList(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "globex", "--name", "Globex", "-db", db)
 	runCmd(t, "tenant", "create", "acme", "--name", "Acme Corp", "-db", db)
 	k1 := runCmd(t, "apikey", "create", "--tenant", "acme", "--name", "Entra ID", "-db", db)
@@ -146,7 +145,7 @@ func TestTenantAndAPIKeyList(t *testing.T) {
 // TestUserShowAndUnlock: an operator sees that a user's factor is locked, unlocks it, and the
 // unlock is the administrator's secondfactor.unlocked event.
 func TestUserShowAndUnlock(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	ctx := t.Context()
 	d, err := openDB(ctx, db)

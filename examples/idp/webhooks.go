@@ -38,7 +38,7 @@ func webhookAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &cli.UsageError{Msg: "webhook add needs --url, such as: idp webhook add --tenant acme --url https://app.example.com/visid-events"}
 	}
 	if err := webhooks.CheckURL(*rawURL, *loopback); err != nil {
-		return &cli.UsageError{Msg: "--url: " + strings.TrimSuffix(strings.TrimPrefix(err.Error(), "webhooks: "), ": "+store.ErrInvalid.Error())}
+		return webhookURLError(*rawURL, *loopback, err)
 	}
 	var list []store.EventType
 	for _, t := range strings.Split(*types, ",") {

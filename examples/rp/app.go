@@ -218,6 +218,14 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		a.pages.problem(w, r, http.StatusForbidden, "The two factors were for different users",
 			"The password step and the second factor were not for the same user (two sign-ins at once?), so you are not signed in.")
 		return
+	case a.users.bindVisidID(s.Email, res) != nil:
+		// The strongest binding: the token's sub is not the visid user who passed this user's
+		// second factor before (a name at visid was handed to another user).
+		a.log.WarnContext(ctx, "the second factor was passed by another visid user than before",
+			"first_factor", s.Email, "sub", res.Subject)
+		a.pages.problem(w, r, http.StatusForbidden, "The second factor was passed by another account",
+			"The second factor was passed by another visid account than the one this user signed in with before, so you are not signed in.")
+		return
 	}
 	second := &secondFactor{Subject: res.Subject, AuthTime: res.AuthTime, AMR: slices.Clone(res.AMR)}
 	if s.Reenroll {

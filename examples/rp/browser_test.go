@@ -58,6 +58,7 @@ type pictureStack struct {
 	pics    store.PictureCredentials
 	alice   *store.User
 	mallory *store.User // another user of the tenant, enrolled on the farm with malloryPoints
+	users   store.Users // the tenant's users at visid, as SCIM provisions them
 }
 
 // malloryPoints are mallory's points on the farm.
@@ -114,7 +115,8 @@ func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
-	return &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory}
+	return &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory,
+		users: b.Users}
 }
 
 // findBrowser returns the path of Chromium (or Chrome). Without one the test skips, or fails

@@ -9,8 +9,11 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/visid/visid/oidc2fa/rp"
 )
 
 // The demo user every start has; the startup hints print its password.
@@ -51,7 +54,8 @@ func (h passwordHash) matches(password string) bool {
 	return subtle.ConstantTimeCompare(key, h.key[:]) == 1
 }
 
-// users is the application's own user list: the first factor. It is read-only once loaded.
+// users is the application's own user list: the first factor. The list is read-only once
+// loaded; only the visid ids are added as users sign in.
 type users struct {
 	byEmail map[string]passwordHash // by normalized email
 	// absent is hashed against for an unknown email, so that an unknown user takes as long to
@@ -59,14 +63,21 @@ type users struct {
 	absent passwordHash
 	// hashing bounds the argon2 computations running at once: each takes argonMemory.
 	hashing chan struct{}
+
+	mu sync.Mutex
+	// visidIDs are the visid ids (the ID token's sub) of the users who have passed both factors,
+	// by normalized email: stored at the first sign-in, checked at every later one. Kept in
+	// memory like the list; a real application stores it with the user.
+	visidIDs map[string]string
 }
 
 // newUsers returns the list with the demo user only.
 func newUsers() *users {
 	u := &users{
-		byEmail: map[string]passwordHash{},
-		absent:  hashPassword("no user has this password"),
-		hashing: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		byEmail:  map[string]passwordHash{},
+		absent:   hashPassword("no user has this password"),
+		hashing:  make(chan struct{}, runtime.GOMAXPROCS(0)),
+		visidIDs: map[string]string{},
 	}
 	_ = u.add(demoEmail, demoPassword) // the list is empty: no duplicate
 	return u
@@ -139,6 +150,21 @@ func (u *users) check(ctx context.Context, email, password string) (string, bool
 		return "", false
 	}
 	return email, true
+}
+
+// bindVisidID binds the second factor to the visid user who passed it first: at email's first
+// sign-in with both factors it stores res.Subject, and at every later one it checks the token's
+// sub against what it stored (rp.Result.CheckSubject: an error wrapping rp.ErrWrongUser when
+// another visid user passed). A name at visid can be renamed or handed to another user; the
+// visid id cannot.
+func (u *users) bindVisidID(email string, res *rp.Result) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if id, ok := u.visidIDs[email]; ok {
+		return res.CheckSubject(id)
+	}
+	u.visidIDs[email] = res.Subject
+	return nil
 }
 
 // len is how many users the list has.

@@ -112,6 +112,8 @@ func (a *Authenticator) challenge(ctx context.Context, l *oidc2fa.Login) (*chall
 		ch.cred = cred
 	}
 	switch {
+	case l.AmbiguousHint:
+		ch.reason = "ambiguous hint" // the hint matched several users: it names nobody
 	case l.User == nil:
 		ch.reason = "unknown user"
 	case !l.User.Active:

@@ -18,8 +18,9 @@ const instrumentationName = "github.com/visid/visid/oidc2fa/picture"
 const (
 	// MetricAttempts counts the points submitted, by visid.outcome: "succeeded",
 	// "wrong_picture", "malformed", "locked" (an attempt on a locked factor, never checked),
-	// "unknown_user", "inactive_user" and "not_enrolled". The person sees the same answer for
-	// every failure; no metric names a user.
+	// "unknown_user", "ambiguous_hint" (the login hint matched several users, so it names
+	// nobody), "inactive_user" and "not_enrolled". The person sees the same answer for every
+	// failure; no metric names a user.
 	MetricAttempts = "visid.secondfactor.attempts"
 	// MetricLockouts counts checked attempts that failed and locked the factor, for their
 	// network (the MaxFailures-th failure in a row from it, or the first failure after its lock
@@ -43,6 +44,7 @@ var outcomes = map[string]string{
 	"malformed points": "malformed",
 	"locked":           "locked",
 	"unknown user":     "unknown_user",
+	"ambiguous hint":   "ambiguous_hint",
 	"inactive user":    "inactive_user",
 	"not enrolled":     "not_enrolled",
 	"the enrolled image is no longer offered": "not_enrolled",

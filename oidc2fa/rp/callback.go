@@ -24,8 +24,9 @@ type Result struct {
 	AMR []string
 	// PreferredUsername and Email are the preferred_username and email claims: the user's
 	// userName and primary email at visid when the token was issued ("" when absent: a user
-	// without a primary email has no email claim). They name the user for the application;
-	// Subject is what stays the same when they change.
+	// without a primary email has no email claim, and the provider leaves out a name that
+	// names another user too). They name the user for the application; Subject is what stays
+	// the same when they change.
 	PreferredUsername string
 	Email             string
 	// LoginHint is what the sign-in was started with: the login hint given to AuthCodeURL.
@@ -126,6 +127,13 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 // the folding the visid store uses for userNames (schema.Fold, so "ROSS@example.com" names the
 // user "roſſ@example.com" too). Otherwise it returns an error wrapping ErrWrongUser.
 //
+// It can only succeed for the user the token was issued to: the provider puts
+// preferred_username and email in a token only when, as a login hint, each names that user and
+// nobody else (a name that is one user's userName and another's primary email names nobody),
+// and leaves them out otherwise. So a name CheckUser accepts is one the provider resolves to
+// Subject alone. The strongest binding is still the visid id: store Subject at the user's first
+// sign-in and check it with CheckSubject afterwards.
+//
 // Callback has already run it with the sign-in's login hint. An application calls it again
 // with the user its own session says passed the first factor, when that may not be the hint
 // the sign-in was started with (a second sign-in started in another tab of the same browser,
@@ -144,6 +152,21 @@ func (res *Result) CheckUser(user string) error {
 		return nil
 	}
 	return fmt.Errorf("rp: the ID token names neither this user's visid id, userName nor email: %w", ErrWrongUser)
+}
+
+// CheckSubject checks that the ID token was issued to sub, the visid id (user_…) the
+// application stored for the user of its first factor, compared exactly. Otherwise it returns
+// an error wrapping ErrWrongUser.
+//
+// It is the strongest binding of the second factor to the first: a visid id is never
+// reassigned and never changes, while a userName or an email can be renamed, reassigned or
+// shared. An application stores Result.Subject with its user at the first sign-in with both
+// factors (or when it enrolls the user) and calls CheckSubject at every sign-in after that.
+func (res *Result) CheckSubject(sub string) error {
+	if sub == "" || sub != res.Subject {
+		return fmt.Errorf("rp: the ID token was issued to another visid user than this one: %w", ErrWrongUser)
+	}
+	return nil
 }
 
 // single returns the one value of a parameter; ok is false when it is absent or repeated.

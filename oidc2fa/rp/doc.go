@@ -75,6 +75,13 @@
 //			http.Error(w, "the second factor was passed by another account", http.StatusForbidden)
 //			return
 //		}
+//		// The strongest binding: the visid id stored with the user at the first sign-in.
+//		if user.VisidID == "" {
+//			saveVisidID(user, res.Subject) // the application's own user store
+//		} else if err := res.CheckSubject(user.VisidID); err != nil { // ErrWrongUser
+//			http.Error(w, "the second factor was passed by another account", http.StatusForbidden)
+//			return
+//		}
 //		signIn(w, r, user, res.Subject, res.AuthTime) // the application's own session
 //		http.Redirect(w, r, "/", http.StatusSeeOther)
 //	})
@@ -95,6 +102,20 @@
 // the token. An application that cannot know the user's email or userName at visid (it sends
 // the visid id as the hint, say) compares Result.Subject with the visid id it has stored for
 // the user of its first factor.
+//
+// A name the token carries names its user alone. The provider resolves a login hint as a visid
+// id, a userName or a primary email (the last two with the store's folding), and a hint that
+// matches different users — alice's email as another user's userName, one primary email
+// shared by two users — names nobody: the sign-in fails as for an unknown user. It puts
+// preferred_username and email in an ID token only when each, as a hint, would name that user
+// and nobody else. So CheckUser can only succeed for the user the token was issued to, and
+// someone who can provision a user with alice's email as its userName or primary email passes
+// neither for alice nor as alice.
+//
+// The strongest binding is the visid id: it never changes and is never reused, while names
+// can be renamed, reassigned or shared. Store Result.Subject with the user at the first sign-in
+// with both factors, and call Result.CheckSubject with it at every sign-in after that, as the
+// callback handler above does.
 //
 // When the provider offers pushed authorization requests (RFC 9126, discovery's
 // pushed_authorization_request_endpoint), AuthCodeURL pushes the request with the client's

@@ -28,7 +28,8 @@ var (
 	ErrInvalidToken = errors.New("rp: the ID token is malformed or has an invalid claim")
 	// ErrWrongUser: the second factor was passed, but by another user than the one the sign-in
 	// was started for: the ID token's sub, preferred_username and email all differ from the
-	// login hint given to AuthCodeURL (Callback), or from the user given to Result.CheckUser.
+	// login hint given to AuthCodeURL (Callback), from the user given to Result.CheckUser, or
+	// from the visid id given to Result.CheckSubject.
 	// Nobody may be signed in: someone who knows the first factor of one user passed the
 	// second factor of another.
 	ErrWrongUser = errors.New("rp: the second factor was passed by another user than the sign-in was started for")

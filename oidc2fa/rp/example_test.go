@@ -179,3 +179,16 @@ func must(err error) {
 		panic(err)
 	}
 }
+
+// The strongest binding of the second factor to the first: the visid id stored with the user at
+// the first sign-in, compared with every later token's sub.
+func ExampleResult_CheckSubject() {
+	storedID := "user_01jdx4k3v0h8w2m6t9q5r7y1zc"                 // kept with the user at the first sign-in
+	res := &rp.Result{Subject: "user_01jdx4k3v0h8w2m6t9q5r7y1zc"} // from Callback
+	fmt.Println(res.CheckSubject(storedID))
+	other := &rp.Result{Subject: "user_01jdx5aaaaaaaaaaaaaaaaaaaa"}
+	fmt.Println(errors.Is(other.CheckSubject(storedID), rp.ErrWrongUser))
+	// Output:
+	// <nil>
+	// true
+}

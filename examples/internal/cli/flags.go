@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // ParseFlags parses args with fs, which stops at the first positional argument (fs.Args are
@@ -55,4 +57,38 @@ func AnswerHelp(err error, usage string, stdout io.Writer) error {
 // --h or --help.
 func IsHelp(arg string) bool {
 	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h"
+}
+
+// CommandFirst returns args with the command's words moved to the front, so that flags may
+// come before a command as well as after it: "-db memory tenant list" is "tenant list -db
+// memory". isWord reports whether arg is the next word of the command, given the words found so
+// far (none at first): "tenant", then "list". The search skips flags and their values and stops
+// at the first argument that is neither a flag, a flag's value nor a word, and at "--"; the
+// other arguments keep their order.
+//
+// A flag without "=" takes the next argument as its value unless that is a flag or a word, so
+// a boolean flag may stand before a command word ("-v tenant list") and a word is never taken
+// for a flag's value.
+func CommandFirst(args []string, isWord func(words []string, arg string) bool) []string {
+	var words, rest []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			return slices.Concat(words, rest, args[i:])
+		case len(arg) > 1 && arg[0] == '-':
+			rest = append(rest, arg)
+			if !strings.Contains(arg, "=") && i+1 < len(args) {
+				if next := args[i+1]; !strings.HasPrefix(next, "-") && !isWord(words, next) {
+					rest = append(rest, next) // the flag's value
+					i++
+				}
+			}
+		case isWord(words, arg):
+			words = append(words, arg)
+		default:
+			return slices.Concat(words, rest, args[i:])
+		}
+	}
+	return slices.Concat(words, rest)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,4 +107,35 @@ func TestAnswerHelpPassesOtherErrors(t *testing.T) {
 	other := errors.New("listen tcp: address in use")
 	assert.Same(t, other, cli.AnswerHelp(other, usage, &stdout))
 	assert.Empty(t, stdout.String())
+}
+
+func TestCommandFirst(t *testing.T) {
+	subs := map[string][]string{"tenant": {"create", "list"}, "events": nil}
+	isWord := func(words []string, arg string) bool {
+		switch len(words) {
+		case 0:
+			_, ok := subs[arg]
+			return ok
+		case 1:
+			return slices.Contains(subs[words[0]], arg)
+		}
+		return false
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"-db memory", "-db memory"},
+		{"-db memory tenant list", "tenant list -db memory"},
+		{"-db=memory tenant list", "tenant list -db=memory"},
+		{"tenant -db memory list", "tenant list -db memory"},
+		{"tenant list -db memory", "tenant list -db memory"},
+		{"-v tenant list", "tenant list -v"},
+		{"-v -db memory tenant create acme --name Acme", "tenant create -v -db memory acme --name Acme"},
+		{"-db memory events --tenant acme --follow", "events -db memory --tenant acme --follow"},
+		{"tenant create -- list", "tenant create -- list"},
+		{"-addr 127.0.0.1:0 extra", "-addr 127.0.0.1:0 extra"},
+		{"-db memory frobnicate tenant", "-db memory frobnicate tenant"},
+	} {
+		got := cli.CommandFirst(strings.Fields(tt.in), isWord)
+		assert.Equal(t, tt.want, strings.Join(got, " "), "%q", tt.in)
+	}
 }

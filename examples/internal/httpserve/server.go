@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -55,23 +56,59 @@ func Start(ln net.Listener, handler http.Handler, log *slog.Logger) *Server {
 // Wait waits until ctx is done, then shuts the server down gracefully, waiting up to
 // ShutdownTimeout for the requests in flight, and returns nil. It returns an error when the
 // server fails before, or when requests are still in flight at the timeout (it then closes
-// their connections).
+// their connections). It is WaitAll of the one server.
 func (s *Server) Wait(ctx context.Context) error {
-	select {
-	case err := <-s.served:
-		return err // Serve returns only on failure before Shutdown
-	case <-ctx.Done():
+	return WaitAll(ctx, s.log, s)
+}
+
+// WaitAll is Wait for several servers of one program: it waits until ctx is done or one of them
+// fails, then shuts every other down at once, and returns what failed (nil after a graceful
+// shutdown). log takes the shutdown's progress once for all: "shutting down" when ctx is done,
+// and "stopped" when every server has stopped gracefully.
+func WaitAll(ctx context.Context, log *slog.Logger, servers ...*Server) error {
+	type result struct {
+		i   int
+		err error
 	}
-	s.log.Info("shutting down", "timeout", ShutdownTimeout)
+	results := make(chan result, len(servers))
+	for i, s := range servers {
+		go func() { results <- result{i, <-s.served} }()
+	}
+	done := make([]bool, len(servers))
+	var errs []error
+	select {
+	case r := <-results:
+		done[r.i] = true
+		errs = append(errs, r.err) // Serve returns only on failure before Shutdown
+	case <-ctx.Done():
+		log.Info("shutting down", "timeout", ShutdownTimeout)
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
-	if err := s.srv.Shutdown(sctx); err != nil {
-		_ = s.srv.Close()
-		return fmt.Errorf("shutting down: %w", err)
+	shutdown := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		if !done[i] {
+			wg.Go(func() {
+				if err := s.srv.Shutdown(sctx); err != nil {
+					_ = s.srv.Close()
+					shutdown[i] = fmt.Errorf("shutting down: %w", err)
+				}
+			})
+		}
 	}
-	if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
+	wg.Wait()
+	for range len(servers) - len(errs) {
+		r := <-results
+		if shutdown[r.i] != nil {
+			errs = append(errs, shutdown[r.i])
+		} else if !errors.Is(r.err, http.ErrServerClosed) {
+			errs = append(errs, r.err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	s.log.Info("stopped")
+	log.Info("stopped")
 	return nil
 }

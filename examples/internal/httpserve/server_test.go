@@ -92,3 +92,43 @@ func TestServeFails(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, net.ErrClosed)
 }
+
+// TestWaitAll: the servers of one program shut down together, and the log says "shutting down"
+// and "stopped" once for all of them.
+func TestWaitAll(t *testing.T) {
+	var logs bytes.Buffer // written by WaitAll only: read once it has returned
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	quiet := slog.New(slog.DiscardHandler)
+	a, b := listen(t), listen(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- httpserve.WaitAll(ctx, log, httpserve.Start(a, http.NotFoundHandler(), quiet), httpserve.Start(b, http.NotFoundHandler(), quiet))
+	}()
+	cancel()
+	require.NoError(t, receive(t, done))
+	for _, ln := range []net.Listener{a, b} {
+		_, err := net.Dial("tcp", ln.Addr().String())
+		assert.Error(t, err, "both listeners are closed")
+	}
+	assert.Regexp(t, `^[^\n]* msg="shutting down" timeout=10s\n[^\n]* msg=stopped\n$`, logs.String())
+}
+
+// TestWaitAllOneFails: when one server fails, WaitAll shuts the others down and returns its
+// error at once, without logging that the program stopped.
+func TestWaitAllOneFails(t *testing.T) {
+	var logs bytes.Buffer
+	broken, good := listen(t), listen(t)
+	require.NoError(t, broken.Close())
+	quiet := slog.New(slog.DiscardHandler)
+	done := make(chan error, 1)
+	go func() {
+		done <- httpserve.WaitAll(t.Context(), slog.New(slog.NewTextHandler(&logs, nil)),
+			httpserve.Start(good, http.NotFoundHandler(), quiet), httpserve.Start(broken, http.NotFoundHandler(), quiet))
+	}()
+	err := receive(t, done)
+	assert.ErrorIs(t, err, net.ErrClosed)
+	_, err = net.Dial("tcp", good.Addr().String())
+	assert.Error(t, err, "the good server is shut down")
+	assert.NotContains(t, logs.String(), "stopped")
+}
