@@ -18,6 +18,10 @@ type userRec struct {
 	groups  []*groupRec
 	pos     int
 	picture *store.PictureCredential // nil until the user enrolls; goes with the user
+	// nets are the failure counts of picture per source network; epoch is bumped by each
+	// reset of picture's count, and a network whose epoch is older has not failed since.
+	nets  map[string]*netFailures
+	epoch int
 }
 
 func (r *userRec) id() string       { return r.row.str(idxID) }

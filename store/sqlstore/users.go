@@ -402,6 +402,7 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		}
 		for _, q := range []string{
 			`DELETE FROM members WHERE tenant = ? AND user_id = ?`,
+			`DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM attrs WHERE tenant = ? AND kind = 'u' AND rid = ?`,
 			`DELETE FROM users WHERE tenant = ? AND id = ?`,
