@@ -70,7 +70,7 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 			return
 		}
 		if e.Client.ID == "" {
-			a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", StyleURL: e.Path(stylePath)})
+			a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", InlineStyle: inlineStyle})
 		}
 	case e.Rest == "":
 		methodNotAllowed(w, "GET, POST")

@@ -2,8 +2,13 @@ package picture_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"html"
 	"net/http"
 	"net/url"
+	"path"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -191,4 +196,37 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 	_, err := picture.New(ok)
 	assert.NoError(t, err)
+}
+
+// TestEnrollDonePageAssets: the page after an administrator's enrollment link loads every file it
+// references, with the right type, although the enrollment has ended; an inline style sheet is
+// one its Content-Security-Policy allows.
+func TestEnrollDonePageAssets(t *testing.T) {
+	e := newEnv(t)
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	p := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, newPoints))
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	done := b.get(p.location)
+	require.Equal(t, http.StatusOK, done.status)
+	assert.Contains(t, done.body, "<h1>Picture password ready</h1>")
+
+	base, err := url.Parse(p.location)
+	require.NoError(t, err)
+	refs := regexp.MustCompile(`(?:href|src)="([^"]+)"`).FindAllStringSubmatch(done.body, -1)
+	wantType := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+	for _, m := range refs {
+		u, err := base.Parse(html.UnescapeString(m[1]))
+		require.NoError(t, err)
+		got := b.get(u.String())
+		assert.Equal(t, http.StatusOK, got.status, "GET %s", u)
+		if want, ok := wantType[path.Ext(u.Path)]; ok {
+			assert.Equal(t, want, got.header.Get("Content-Type"), "GET %s", u)
+		}
+	}
+	styles := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindAllStringSubmatch(done.body, -1)
+	require.NotEmpty(t, append(refs, styles...), "the done page has a style sheet")
+	for _, m := range styles {
+		sum := sha256.Sum256([]byte(m[1]))
+		assert.Contains(t, done.header.Get("Content-Security-Policy"), "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	}
 }
