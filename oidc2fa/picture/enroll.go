@@ -105,7 +105,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	points, err1 := ParsePoints(r.PostFormValue("points"), a.points)
 	confirm, err2 := ParsePoints(r.PostFormValue("confirm"), a.points)
 	if err1 != nil || err2 != nil {
-		refuse(fmt.Sprintf("Click %d points on the picture, then the same %d points again.", a.points, a.points))
+		refuse(fmt.Sprintf("Tap or click %d points on the picture, then the same %d points again.", a.points, a.points))
 		return
 	}
 	for i, p := range points {
