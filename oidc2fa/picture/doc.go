@@ -58,9 +58,13 @@
 // with Shift), Enter or Space places a point at the cross, and Backspace removes the last one;
 // the same on the enrollment pages. The cross moves in canonical units, so a point placed with
 // it is the same whole numbers a click there gives. Once the last point is placed with the
-// keyboard, the focus moves to the button that sends the form. The picture names its
-// instructions, keyboard use included, with aria-describedby; the count of points and notices
-// ("Point 2 placed.", "Removed the last point.") are live regions. Where the cross is, is never
+// keyboard, the focus moves to the button that sends the form, and the button right before it,
+// "Undo last point", removes the last point as Backspace does ("Start over", which removes them
+// all, comes before it). The picture names its instructions, keyboard use included, with
+// aria-describedby; on screens narrower than 560 CSS pixels the keyboard instructions are shown
+// only while the picture has keyboard focus. The count of points and notices ("Point 2 placed.",
+// "Removed the last point.") are live regions. Every sentence the script shows or announces is
+// in the page, in a JSON block (id "picture-text") next to the page's other strings. Where the cross is, is never
 // announced: a screen reader would say the secret aloud.
 //
 // On a touch screen a tap shows a ring where it landed and counts only once the person presses
@@ -78,7 +82,9 @@
 // # The pages and their form fields
 //
 // The pages are plain HTML with one small script and one style sheet, served with a
-// Content-Security-Policy that allows only those and the images, frame-ancestors 'none',
+// Content-Security-Policy that allows only those and the images (the page after an
+// administrator's enrollment link, served once the enrollment has ended, carries the style sheet
+// inline, allowed by its hash), frame-ancestors 'none',
 // Referrer-Policy no-referrer and Cache-Control no-store. A host with its own front end, or an
 // automated test, can drive them with plain form POSTs (paths relative to the login or
 // enrollment URL the provider gives):
