@@ -39,6 +39,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Users", userTests()},
 		{"Groups", groupTests()},
 		{"Meta", metaTests()},
+		{"Versions", versionTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Clients", clientTests()},
 		{"Codes", codeTests()},
