@@ -112,7 +112,8 @@ type Groups interface {
 	// in Users.Update: when fn changed the displayName, the externalId or the member values
 	// (not their derived display and type). Meta.Version moves as in Users.Update, on the
 	// same changes: every write that changes the group's members (by any method) moves it.
-	// Deleting a member user changes the member lists but not the groups' versions.
+	// Deleting a member user moves the version of each of its groups (not their LastModified);
+	// renaming one changes its members' display but not the groups' versions.
 	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
 
 	// Delete removes the group. ErrNotFound if it does not exist.

@@ -185,6 +185,7 @@ func (us *Users) delete(ctx context.Context, tenant, id string, check func(*user
 		for _, g := range rec.groups {
 			if i := slices.Index(g.members, rec); i >= 0 {
 				g.members = slices.Delete(g.members, i, i+1)
+				g.g.Meta.Version++ // the group's members changed
 			}
 		}
 		t.unindex(rec)

@@ -393,6 +393,26 @@ func (t *txn) storeGroup(ctx context.Context, tenant string, doc string, members
 	return &out, nil
 }
 
+// bumpGroupVersions moves on the version (store.Meta.Version) of each group of ms, whose
+// members changed without a Groups.Update (a member user was deleted).
+func (t *txn) bumpGroupVersions(ctx context.Context, tenant string, ms []membership) error {
+	for _, m := range ms {
+		g, err := t.group(ctx, tenant, m.group, true)
+		if err != nil {
+			return err
+		}
+		g.Meta.Version++
+		doc, err := groupDoc(g)
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, `UPDATE groups SET doc = ? WHERE tenant = ? AND id = ?`, doc, tenant, m.group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // group reads one group without its members, locking its row when lock is set.
 func (t *txn) group(ctx context.Context, tenant, id string, lock bool) (*store.Group, error) {
 	q := `SELECT doc FROM groups WHERE tenant = ? AND id = ?`

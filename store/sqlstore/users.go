@@ -425,6 +425,9 @@ func (us *Users) delete(ctx context.Context, tenant, id string, check func(*stor
 		if err := tx.syncMember(ctx, tenant, ms, nil); err != nil {
 			return err
 		}
+		if err := tx.bumpGroupVersions(ctx, tenant, ms); err != nil {
+			return err
+		}
 		return tx.recordEvents(ctx, tenant, p)
 	})
 }

@@ -22,6 +22,7 @@ func versionTests() []test {
 		{"GroupUpdateMovesVersion", testVersionGroupUpdate},
 		{"UserDeleteIfVersion", testVersionUserDelete},
 		{"GroupDeleteIfVersion", testVersionGroupDelete},
+		{"UserDeleteMovesGroupVersions", testVersionUserDeleteMovesGroups},
 		{"ConcurrentConditionalUserUpdates", testVersionConcurrentUserUpdates},
 		{"ConcurrentConditionalGroupUpdates", testVersionConcurrentGroupUpdates},
 		{"ConcurrentConditionalDeleteAndUpdate", testVersionConcurrentDeleteUpdate},
@@ -259,4 +260,24 @@ func testVersionConcurrentDeleteUpdate(t *testing.T, b store.Backend) {
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("writer %d", winner), got.Title)
 	assert.Equal(t, int64(2), got.Meta.Version)
+}
+
+// Users.Delete: the deleted user's groups lost a member, so their versions move; other groups
+// keep theirs.
+func testVersionUserDeleteMovesGroups(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	ann := mustUser(t, b, acme, "ann")
+	bob := mustUser(t, b, acme, "bob")
+	staff := mustGroup(t, b, acme, "Staff", ann.ID, bob.ID)
+	admins := mustGroup(t, b, acme, "Admins", ann.ID)
+	others := mustGroup(t, b, acme, "Others", bob.ID)
+	require.NoError(t, b.Users.Delete(ctx(), acme, ann.ID))
+	for _, want := range []struct {
+		id      string
+		version int64
+	}{{staff.ID, 2}, {admins.ID, 2}, {others.ID, 1}} {
+		g, err := b.Groups.Get(ctx(), acme, want.id)
+		require.NoError(t, err)
+		assert.Equal(t, want.version, g.Meta.Version, g.DisplayName)
+	}
 }
