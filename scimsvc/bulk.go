@@ -29,13 +29,18 @@ type bulkOp struct {
 	BulkID string          `json:"bulkId"`
 	Path   string          `json:"path"`
 	Data   json.RawMessage `json:"data"`
+	// Version is the resource version the operation requires (RFC 7644 §3.7): the If-Match of
+	// its request.
+	Version string `json:"version"`
 }
 
-// bulkResult is one operation of a bulk response. visid has no ETags, so it never sets version.
+// bulkResult is one operation of a bulk response. version is the resource's version after a
+// successful POST, PUT or PATCH (the ETag of the operation's response).
 type bulkResult struct {
 	Location string          `json:"location,omitempty"`
 	Method   string          `json:"method"`
 	BulkID   string          `json:"bulkId,omitempty"`
+	Version  string          `json:"version,omitempty"`
 	Status   string          `json:"status"`
 	Response json.RawMessage `json:"response,omitempty"`
 }
@@ -445,13 +450,16 @@ func (j *bulkJob) dispatch(i int, res *bulkResult) {
 	if data != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
+	if op.Version != "" {
+		req.Header.Set("If-Match", op.Version)
+	}
 	rec := j.serve(req)
 	res.Status = strconv.Itoa(rec.status)
 	if rec.status >= 400 {
 		res.Response = rec.body.Bytes()
 		j.failed[i] = true
 		j.errors++
-	} else if method == http.MethodPost {
+	} else if res.Version = rec.header.Get("ETag"); method == http.MethodPost {
 		res.Location = rec.header.Get("Location")
 		if op.BulkID != "" {
 			j.created[op.BulkID] = strings.TrimPrefix(res.Location, j.h.base+target+"/")

@@ -86,12 +86,12 @@ func TestBulk(t *testing.T) {
 		staff := idOf(ops[0].Location)
 		loc := func(kind, id string) string { return testBase + "/acme/" + kind + "/" + id }
 		assert.Equal(t, []bulkResult{
-			{Location: loc("Groups", staff), Method: "POST", BulkID: "staff", Status: "201"},
-			{Location: loc("Users", users["ann"]), Method: "POST", BulkID: "ann", Status: "201"},
-			{Location: loc("Users", bob), Method: "POST", BulkID: "bob", Status: "201"},
-			{Location: loc("Users", users["ann"]), Method: "PUT", Status: "200"},
-			{Location: loc("Users", users["cid"]), Method: "POST", BulkID: "cid", Status: "201"},
-			{Location: loc("Groups", staff), Method: "PATCH", Status: "200"},
+			{Location: loc("Groups", staff), Method: "POST", BulkID: "staff", Version: `W/"1"`, Status: "201"},
+			{Location: loc("Users", users["ann"]), Method: "POST", BulkID: "ann", Version: `W/"1"`, Status: "201"},
+			{Location: loc("Users", bob), Method: "POST", BulkID: "bob", Version: `W/"1"`, Status: "201"},
+			{Location: loc("Users", users["ann"]), Method: "PUT", Version: `W/"2"`, Status: "200"},
+			{Location: loc("Users", users["cid"]), Method: "POST", BulkID: "cid", Version: `W/"1"`, Status: "201"},
+			{Location: loc("Groups", staff), Method: "PATCH", Version: `W/"2"`, Status: "200"},
 			{Location: loc("Users", bob), Method: "DELETE", Status: "204"},
 		}, ops)
 
@@ -493,6 +493,6 @@ func TestBulkMountedAndLimiterDown(t *testing.T) {
 	require.Len(t, ops, 2)
 	assert.Equal(t, "201", ops[0].Status)
 	assert.True(t, strings.HasPrefix(ops[0].Location, testBase+"/acme/Users/user_"), ops[0].Location)
-	assert.Equal(t, bulkResult{Location: ops[0].Location, Method: "PATCH", Status: "200"}, ops[1])
+	assert.Equal(t, bulkResult{Location: ops[0].Location, Method: "PATCH", Version: `W/"2"`, Status: "200"}, ops[1])
 	assert.Equal(t, "x", e.usersOf("acme")[0].Title)
 }

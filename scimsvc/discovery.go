@@ -70,6 +70,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Schemas:          []string{spcURN},
 		DocumentationURI: h.docURI,
 		Patch:            supported{true},
+		ETag:             supported{true}, // meta.version and conditional requests: etag.go
 		Bulk:             bulkSupport{Supported: true, MaxOperations: h.bulkMaxOps, MaxPayloadSize: int(h.bulkMaxPayload)},
 		Filter:           filterSupport{Supported: true, MaxResults: MaxResults},
 		Sort:             supported{true},

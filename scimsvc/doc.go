@@ -90,7 +90,18 @@
 // Config.BulkMaxOperations operations or Config.BulkMaxPayloadBytes bytes, both advertised in
 // the ServiceProviderConfig, is 413 and runs nothing. Each operation counts as a request of the
 // rate limit, all taken before the first runs: a request of more operations than the key has
-// requests left is 429 and runs nothing.
+// requests left is 429 and runs nothing. An operation's version is its If-Match, and a
+// successful one reports the version it left.
+//
+// # Versions and conditional requests
+//
+// Every User and Group has a version (store.Meta.Version, a revision the store moves with every
+// change) shown as meta.version and, on GET, POST, PUT and PATCH of one resource, as the ETag
+// header: the weak entity tag W/"n" (RFC 7644 §3.14). If-Match on PUT, PATCH and DELETE writes
+// only when the resource is at a version it names ("*": any); otherwise the answer is 412 and
+// nothing changes. The store compares the version in the same atomic step as the write, so of
+// writers racing with one version exactly one wins. If-None-Match on GET answers 304 without a
+// body when the version matches. Tags compare weakly (W/"3" matches "3").
 //
 // Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
 // sortBy and sortOrder (§3.4.2.3: any attribute a filter may name, strings by their caseExact,

@@ -80,6 +80,8 @@ func asError(err error) (e *Error, internal bool) {
 		return badRequest(typeInvalidValue, "a member is not a user of this tenant"), false
 	case errors.Is(err, store.ErrTooManyMembers):
 		return badRequest(typeInvalidValue, "the group would have more members than allowed"), false
+	case errors.Is(err, store.ErrVersionMismatch):
+		return errPreconditionFailed, false
 	case errors.Is(err, store.ErrInvalid):
 		return badRequest(typeInvalidValue, "the resource is not valid: a required attribute is missing"), false
 	}

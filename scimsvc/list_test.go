@@ -126,7 +126,7 @@ func TestProjection(t *testing.T) {
 		`"emails":[{"value":"ann@example.com","type":"work","primary":true},{"value":"ann@home.example","type":"home"}],` +
 		`"` + enterpriseNS + `":{"department":"R&D","costCenter":"CC1"}}`
 	all := []string{"active", "displayName", "emails", "id", "meta", "name", "schemas", "userName", enterpriseNS}
-	allMeta := []string{"created", "lastModified", "location", "resourceType"}
+	allMeta := []string{"created", "lastModified", "location", "resourceType", "version"}
 
 	tests := []struct {
 		name   string
@@ -254,16 +254,16 @@ func TestProjectionGroups(t *testing.T) {
 		check              func(t *testing.T, res map[string]any)
 	}{
 		{name: "no projection", path: "/acme/Groups/{staff}",
-			wantKeys: []string{"displayName", "id", "members", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType"},
+			wantKeys: []string{"displayName", "id", "members", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType", "version"},
 			check: func(t *testing.T, res map[string]any) {
 				members, _ := res["members"].([]any)
 				require.Len(t, members, 1)
 				assert.Equal(t, []string{"$ref", "display", "type", "value"}, keysOf(members[0]))
 			}},
 		{name: "excludedAttributes=members", path: "/acme/Groups/{staff}?excludedAttributes=members",
-			wantKeys: []string{"displayName", "id", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType"}},
+			wantKeys: []string{"displayName", "id", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType", "version"}},
 		{name: "list excludedAttributes=members", path: "/acme/Groups?excludedAttributes=members",
-			wantKeys: []string{"displayName", "id", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType"}},
+			wantKeys: []string{"displayName", "id", "meta", "schemas"}, wantMeta: []string{"created", "lastModified", "location", "resourceType", "version"}},
 		{name: "attributes=displayName", path: "/acme/Groups?attributes=displayName",
 			wantKeys: []string{"displayName", "id", "meta", "schemas"}, wantMeta: []string{"resourceType"}},
 		{name: "attributes=members.value", path: "/acme/Groups/{staff}?attributes=members.value",
@@ -359,7 +359,7 @@ func TestServiceProviderConfig(t *testing.T) {
 			assert.Equal(t, map[string]any{"supported": true}, spc["sort"])
 			assert.Equal(t, map[string]any{"cursor": true, "index": true, "defaultPaginationMethod": "index",
 				"defaultPageSize": float64(100), "maxPageSize": float64(100), "cursorTimeout": float64(3600)}, spc["pagination"])
-			assert.Equal(t, map[string]any{"supported": false}, spc["etag"])
+			assert.Equal(t, map[string]any{"supported": true}, spc["etag"])
 			assert.Equal(t, map[string]any{"supported": false}, spc["changePassword"])
 			assert.Equal(t, map[string]any{"supported": true, "maxResults": float64(100)}, spc["filter"])
 			schemes, _ := spc["authenticationSchemes"].([]any)

@@ -136,8 +136,19 @@ func (h *handler) patchMembers(w http.ResponseWriter, r *http.Request, k *resour
 			gp.Remove = append(gp.Remove, id)
 		}
 	}
-	if len(mp.attrOps) > 0 {
-		gp.Attrs = func(g *store.Group) error { return k.patchAttrs(ctx, g, mp.attrOps) }
+	cond := ifMatch(r)
+	if len(mp.attrOps) > 0 || (cond.present && !cond.any) {
+		// Attrs runs inside the store's atomic write, so the If-Match comparison and the
+		// member change are one step, as they are for any other PATCH.
+		gp.Attrs = func(g *store.Group) error {
+			if cond.present && !cond.matches(g.Meta.Version) {
+				return store.ErrVersionMismatch
+			}
+			if len(mp.attrOps) == 0 {
+				return nil
+			}
+			return k.patchAttrs(ctx, g, mp.attrOps)
+		}
 	}
 	stored, err := h.cfg.Groups.Patch(ctx, r.PathValue("tenant"), r.PathValue("id"), gp)
 	if errors.Is(err, store.ErrTooManyMembers) {

@@ -166,6 +166,7 @@ func TestOktaProvisioning(t *testing.T) {
 				"created":      oktaNow(e),
 				"lastModified": oktaNow(e),
 				"location":     testBase + "/acme/Users/" + isabel,
+				"version":      `W/"1"`,
 			},
 		}, u)
 
@@ -463,6 +464,7 @@ func TestOktaProvisioning(t *testing.T) {
 				"created":      oktaNow(e),
 				"lastModified": oktaNow(e),
 				"location":     testBase + "/acme/Groups/" + group,
+				"version":      `W/"1"`,
 			},
 		}, g)
 		assert.Empty(t, oktaStoredMembers(t, e, group))

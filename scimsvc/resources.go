@@ -2,6 +2,7 @@ package scimsvc
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"reflect"
 
@@ -27,6 +28,7 @@ type crud[T any] interface {
 	Get(ctx context.Context, tenant, id string) (*T, error)
 	Update(ctx context.Context, tenant, id string, fn func(*T) error) (*T, error)
 	Delete(ctx context.Context, tenant, id string) error
+	DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error
 	List(ctx context.Context, tenant string, q store.Query) (store.Page[T], error)
 }
 
@@ -83,8 +85,11 @@ func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) 
 	}, p)
 }
 
-// respond writes v as the response, projected by the request's attributes parameters.
+// respond writes v as the response, projected by the request's attributes parameters, with
+// its version as the ETag header.
 func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status int, v *T) {
+	_, meta := k.common(v)
+	w.Header().Set("ETag", meta.ETag())
 	p := parseProjection(r.URL.Query(), k.rt)
 	e := encoder{buf: make([]byte, 0, 1024)}
 	k.write(&e, r.PathValue("tenant"), v, &p)
@@ -145,6 +150,8 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	k.respond(w, r, http.StatusCreated, stored)
 }
 
+// get answers 304 Not Modified, without a body, when If-None-Match names the resource's
+// version (or is "*").
 func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
 	get := k.store.Get
 	if k.getWithoutMembers != nil && !wantsMembers(r.URL.Query()) {
@@ -155,11 +162,37 @@ func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
 		k.h.writeError(w, r, err)
 		return
 	}
+	if c := ifNoneMatch(r); c.present {
+		if _, meta := k.common(v); c.matches(meta.Version) {
+			w.Header().Set("ETag", meta.ETag())
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
 	k.respond(w, r, http.StatusOK, v)
 }
 
+// delete removes the resource; with If-Match (other than "*") only at a version it names, the
+// comparison made by the store in the same atomic step as the removal.
 func (k *resources[T, P]) delete(w http.ResponseWriter, r *http.Request) {
-	if err := k.store.Delete(r.Context(), r.PathValue("tenant"), r.PathValue("id")); err != nil {
+	ctx, tenant, id := r.Context(), r.PathValue("tenant"), r.PathValue("id")
+	var err error
+	if c := ifMatch(r); !c.present || c.any {
+		err = k.store.Delete(ctx, tenant, id)
+	} else {
+		err = errPreconditionFailed
+		tags := c.tags
+		if len(tags) == 0 {
+			tags = []int64{-1} // no version of ours: 404 or 412, as the store finds the resource
+		}
+		for _, version := range tags {
+			err = k.store.DeleteIfVersion(ctx, tenant, id, version)
+			if !errors.Is(err, store.ErrVersionMismatch) {
+				break
+			}
+		}
+	}
+	if err != nil {
 		k.h.writeError(w, r, err)
 		return
 	}
@@ -209,11 +242,16 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 
 // update stores what change makes of the resource in one atomic store Update, keeping its id and
 // creation time. lastModified moves only when something changed, so a retried request is a
-// no-op. Nothing is stored when the request's deadline passed meanwhile, or when the result
-// holds more values than Config allows.
+// no-op. Nothing is stored when the request's deadline passed meanwhile, when the result
+// holds more values than Config allows, or when the request's If-Match names no version the
+// resource has (compared inside the store's Update, so the check and the write are atomic).
 func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change func(*T) (T, error)) {
 	ctx := r.Context()
+	cond := ifMatch(r)
 	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+		if _, meta := k.common(v); checkIfMatch(&cond, meta) != nil {
+			return errPreconditionFailed
+		}
 		nv, err := change(v)
 		if err != nil {
 			return err

@@ -17,6 +17,9 @@ var (
 	// ErrInvalid: an argument the store cannot accept (an empty userName, a malformed tenant
 	// id, an Update function that changed the id).
 	ErrInvalid = errors.New("invalid")
+	// ErrVersionMismatch: a conditional write (DeleteIfVersion, or an Update function that
+	// compared Meta.Version) found the resource at another version than the caller expected.
+	ErrVersionMismatch = errors.New("version mismatch")
 	// ErrUsed: an authorization code was consumed before (a replay).
 	ErrUsed = errors.New("already used")
 )

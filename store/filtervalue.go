@@ -1,6 +1,8 @@
 package store
 
 import (
+	"strconv"
+
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
 )
@@ -167,6 +169,8 @@ func (m *Meta) filterValue(sub *schema.Attribute, resourceType string) filter.Va
 		return filter.TimeValue(m.Created)
 	case "lastModified":
 		return filter.TimeValue(m.LastModified)
+	case "version":
+		return filter.StringValue(m.ETag())
 	}
 	return filter.Value{}
 }
@@ -191,4 +195,10 @@ func (g *Group) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool
 		return g.Meta.filterValue(sub, "Group"), true
 	}
 	return filter.Value{}, i == 0
+}
+
+// ETag is the resource's version as SCIM shows it in meta.version and the ETag header (RFC 7644
+// §3.14): the weak entity tag W/"Version".
+func (m *Meta) ETag() string {
+	return `W/"` + strconv.FormatInt(m.Version, 10) + `"`
 }

@@ -64,6 +64,7 @@ type Users interface {
 	// Of concurrent creates of one userName exactly one succeeds. u.Groups is ignored. A zero
 	// u.Meta.Created becomes the time of the create and a zero u.Meta.LastModified becomes
 	// Meta.Created, so every stored user has both; times the caller set are kept.
+	// Meta.Version is 1, whatever the caller set.
 	Create(ctx context.Context, tenant string, u User) (*User, error)
 
 	// Get returns the user with Groups derived from current memberships. ErrNotFound if the
@@ -86,11 +87,23 @@ type Users interface {
 	// and left Meta.LastModified as it was, LastModified becomes the time of the update; an
 	// Update that changes nothing keeps it, and a LastModified that fn set is kept. A Meta time
 	// that fn zeroed is restored.
+	//
+	// Meta.Version moves with the same rule as LastModified but cannot be set: it becomes one
+	// more than fn saw when fn changed the user and stays when it did not; a Version that fn set
+	// is ignored. fn sees the stored version, so an fn that returns an error (say
+	// ErrVersionMismatch) unless v.Meta.Version is the one its caller expects makes a
+	// conditional update: the comparison and the write are one atomic step.
 	Update(ctx context.Context, tenant, id string, fn func(*User) error) (*User, error)
 
 	// Delete removes the user and its membership of every group. ErrNotFound if the user does
 	// not exist (so a repeated Delete reports ErrNotFound).
 	Delete(ctx context.Context, tenant, id string) error
+
+	// DeleteIfVersion is Delete of a user whose Meta.Version is version:
+	// ErrVersionMismatch, and nothing removed, when the user has another version. The
+	// comparison and the removal are one atomic step: no write can come between them.
+	// ErrNotFound if the user does not exist.
+	DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error
 
 	// List returns the page of q over the tenant's users, in q.Sort's order (creation order
 	// when it is zero): stable, so paging through an unchanged tenant neither skips nor repeats
@@ -109,7 +122,7 @@ type Groups interface {
 	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
 	// not exist; ErrInvalid if g.DisplayName is empty; ErrConflict if the id is taken;
 	// ErrMemberNotFound if a member is not a user of the tenant (nothing is stored). Meta times
-	// are set as Users.Create sets them.
+	// and version are set as Users.Create sets them.
 	Create(ctx context.Context, tenant string, g Group) (*Group, error)
 
 	// Get returns the group with each member's Display and Type filled. ErrNotFound if the
@@ -127,7 +140,10 @@ type Groups interface {
 	// not a user of the tenant; ErrInvalid if fn changed the id or emptied the displayName.
 	// fn must not call the store. It returns the group as stored. Meta.LastModified moves as
 	// in Users.Update: when fn changed the displayName, the externalId or the member values
-	// (not their derived display and type).
+	// (not their derived display and type). Meta.Version moves as in Users.Update, on the
+	// same changes: every write that changes the group's members (by any method) moves it.
+	// Deleting a member user moves the version of each of its groups (not their LastModified);
+	// renaming one changes its members' display but not the groups' versions.
 	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
 
 	// Patch atomically applies p to the group without reading its member list: adding or
@@ -153,6 +169,10 @@ type Groups interface {
 
 	// Delete removes the group. ErrNotFound if it does not exist.
 	Delete(ctx context.Context, tenant, id string) error
+
+	// DeleteIfVersion is Delete of a group whose Meta.Version is version, as
+	// Users.DeleteIfVersion: ErrVersionMismatch and nothing removed when it has another.
+	DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error
 
 	// List returns the page of q over the tenant's groups, as Users.List does for users.
 	List(ctx context.Context, tenant string, q Query) (Page[Group], error)

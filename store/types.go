@@ -91,6 +91,11 @@ type Manager struct {
 type Meta struct {
 	Created      time.Time
 	LastModified time.Time
+	// Version is the resource's revision, which the store owns: 1 when created, one more with
+	// every Update (or other write) that changes the resource, never reused for the resource.
+	// What a caller sets is ignored. SCIM shows it as meta.version and the ETag header, the
+	// weak entity tag W/"Version".
+	Version int64
 }
 
 // Group is a SCIM Group (RFC 7643 §4.2).

@@ -244,10 +244,25 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 
 // Delete implements store.Groups.
 func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
+	return gs.delete(ctx, tenant, id, func(*groupRec) error { return nil })
+}
+
+// DeleteIfVersion implements store.Groups.
+func (gs *Groups) DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error {
+	return gs.delete(ctx, tenant, id, func(rec *groupRec) error {
+		return checkVersion("group", id, rec.g.Meta.Version, version)
+	})
+}
+
+// delete removes group id when check, called under the write lock, accepts it.
+func (gs *Groups) delete(ctx context.Context, tenant, id string, check func(*groupRec) error) error {
 	p := changes.New(ctx, tenant)
 	return gs.s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := t.group(id)
 		if err != nil {
+			return err
+		}
+		if err := check(rec); err != nil {
 			return err
 		}
 		if p != nil {

@@ -15,6 +15,7 @@ import (
 // reverse of the groups' member lists.
 type userRec struct {
 	row     row
+	version int64 // Meta.Version, kept beside the row
 	groups  []*groupRec
 	pos     int
 	picture *store.PictureCredential // nil until the user enrolls; goes with the user
@@ -56,7 +57,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		if _, dup := t.userByName[key]; dup {
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
-		rec := &userRec{row: encode(&u)}
+		rec := &userRec{row: encode(&u), version: u.Meta.Version}
 		out = new(store.User)
 		rec.fill(out)
 		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
@@ -102,6 +103,7 @@ func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	}
 	t.unindex(rec)
 	rec.row = encode(work)
+	rec.version = work.Meta.Version
 	t.index(rec)
 	return nil
 }
@@ -146,10 +148,33 @@ func (r *userRec) emailKeys() []string {
 
 // Delete implements store.Users.
 func (us *Users) Delete(ctx context.Context, tenant, id string) error {
+	return us.delete(ctx, tenant, id, func(*userRec) error { return nil })
+}
+
+// DeleteIfVersion implements store.Users.
+func (us *Users) DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error {
+	return us.delete(ctx, tenant, id, func(rec *userRec) error {
+		return checkVersion("user", id, rec.version, version)
+	})
+}
+
+// checkVersion returns ErrVersionMismatch unless the resource kind id, at version got, is at want.
+func checkVersion(kind, id string, got, want int64) error {
+	if got != want {
+		return fmt.Errorf("%s %q is at version %d, not %d: %w", kind, id, got, want, store.ErrVersionMismatch)
+	}
+	return nil
+}
+
+// delete removes user id when check, called under the write lock, accepts it.
+func (us *Users) delete(ctx context.Context, tenant, id string, check func(*userRec) error) error {
 	p := changes.New(ctx, tenant)
 	return us.s.write(ctx, tenant, func(t *tenantData) error {
 		rec, err := t.user(id)
 		if err != nil {
+			return err
+		}
+		if err := check(rec); err != nil {
 			return err
 		}
 		if p != nil {
@@ -164,6 +189,7 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 			if m := g.byUser[rec]; m != nil {
 				delete(g.byUser, rec)
 				g.members.remove(m.pos)
+				g.g.Meta.Version++ // the group's members changed
 			}
 		}
 		t.unindex(rec)
@@ -219,6 +245,7 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 // fill copies the user into dst as callers see it, with its groups.
 func (r *userRec) fill(dst *store.User) {
 	r.row.decode(dst)
+	dst.Meta.Version = r.version
 	if len(r.groups) > 0 {
 		dst.Groups = make([]store.GroupRef, len(r.groups))
 		for i, g := range r.groups {

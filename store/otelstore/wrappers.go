@@ -78,6 +78,13 @@ func (s users) Delete(ctx context.Context, tenant string, id string) error {
 	return err
 }
 
+func (s users) DeleteIfVersion(ctx context.Context, tenant string, id string, version int64) error {
+	ctx, end := s.o.start(ctx, "users.delete_if_version")
+	err := s.next.DeleteIfVersion(ctx, tenant, id, version)
+	end(err)
+	return err
+}
+
 func (s users) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.User], error) {
 	ctx, end := s.o.start(ctx, "users.list")
 	v, err := s.next.List(ctx, tenant, q)
@@ -129,6 +136,13 @@ func (s groups) Update(ctx context.Context, tenant string, id string, fn func(*s
 func (s groups) Delete(ctx context.Context, tenant string, id string) error {
 	ctx, end := s.o.start(ctx, "groups.delete")
 	err := s.next.Delete(ctx, tenant, id)
+	end(err)
+	return err
+}
+
+func (s groups) DeleteIfVersion(ctx context.Context, tenant string, id string, version int64) error {
+	ctx, end := s.o.start(ctx, "groups.delete_if_version")
+	err := s.next.DeleteIfVersion(ctx, tenant, id, version)
 	end(err)
 	return err
 }

@@ -67,6 +67,7 @@ func common(resourceType string) []*Attribute {
 			attr("created", DateTime, "When the resource was added to the service provider.", readOnly),
 			attr("lastModified", DateTime, "When the resource was last changed.", readOnly),
 			attr("location", Reference, "The URI of the resource.", caseExact, readOnly, refs("uri"), unfilterable),
+			attr("version", String, "The version of the resource, a weak entity tag (RFC 7232) that changes with every change of the resource.", caseExact, readOnly, unfilterable),
 		)),
 	}
 }

@@ -180,12 +180,28 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 
 // Delete implements store.Groups.
 func (gs *Groups) Delete(ctx context.Context, tenant, id string) error {
+	return gs.delete(ctx, tenant, id, func(*store.Group) error { return nil })
+}
+
+// DeleteIfVersion implements store.Groups. The version is compared on the row the write
+// transaction locked.
+func (gs *Groups) DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error {
+	return gs.delete(ctx, tenant, id, func(g *store.Group) error {
+		return checkVersion("group", id, g.Meta.Version, version)
+	})
+}
+
+// delete removes group id when check accepts the group as the write transaction read it.
+func (gs *Groups) delete(ctx context.Context, tenant, id string, check func(*store.Group) error) error {
 	return gs.s.write(ctx, func(tx *txn) error {
 		if err := tx.lockTenant(ctx, tenant); err != nil {
 			return err
 		}
 		gone, err := tx.group(ctx, tenant, id, true)
 		if err != nil {
+			return err
+		}
+		if err := check(gone); err != nil {
 			return err
 		}
 		p := changes.New(ctx, tenant)
@@ -380,6 +396,26 @@ func (t *txn) storeGroup(ctx context.Context, tenant string, doc string, members
 	out := *g
 	out.Members = append([]store.Member(nil), members...)
 	return &out, nil
+}
+
+// bumpGroupVersions moves on the version (store.Meta.Version) of each group of ms, whose
+// members changed without a Groups.Update (a member user was deleted).
+func (t *txn) bumpGroupVersions(ctx context.Context, tenant string, ms []membership) error {
+	for _, m := range ms {
+		g, err := t.group(ctx, tenant, m.group, true)
+		if err != nil {
+			return err
+		}
+		g.Meta.Version++
+		doc, err := groupDoc(g)
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, `UPDATE groups SET doc = ? WHERE tenant = ? AND id = ?`, doc, tenant, m.group); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // group reads one group without its members, locking its row when lock is set.

@@ -365,12 +365,36 @@ func (t *txn) renamedMember(ctx context.Context, tenant, id, oldName, newName st
 
 // Delete implements store.Users. The user's memberships and picture credential go with it.
 func (us *Users) Delete(ctx context.Context, tenant, id string) error {
+	return us.delete(ctx, tenant, id, func(*store.User) error { return nil })
+}
+
+// DeleteIfVersion implements store.Users. The version is compared on the row the write
+// transaction locked.
+func (us *Users) DeleteIfVersion(ctx context.Context, tenant, id string, version int64) error {
+	return us.delete(ctx, tenant, id, func(u *store.User) error {
+		return checkVersion("user", id, u.Meta.Version, version)
+	})
+}
+
+// checkVersion returns ErrVersionMismatch unless the resource kind id, at version got, is at want.
+func checkVersion(kind, id string, got, want int64) error {
+	if got != want {
+		return fmt.Errorf("%s %q is at version %d, not %d: %w", kind, id, got, want, store.ErrVersionMismatch)
+	}
+	return nil
+}
+
+// delete removes user id when check accepts the user as the write transaction read it.
+func (us *Users) delete(ctx context.Context, tenant, id string, check func(*store.User) error) error {
 	return us.s.write(ctx, func(tx *txn) error {
 		if err := tx.lockTenant(ctx, tenant); err != nil {
 			return err
 		}
 		gone, err := tx.user(ctx, tenant, id, true)
 		if err != nil {
+			return err
+		}
+		if err := check(gone); err != nil {
 			return err
 		}
 		p := changes.New(ctx, tenant)
@@ -412,6 +436,9 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 			}
 		}
 		if err := tx.syncMember(ctx, tenant, ms, nil); err != nil {
+			return err
+		}
+		if err := tx.bumpGroupVersions(ctx, tenant, ms); err != nil {
 			return err
 		}
 		return tx.recordEvents(ctx, tenant, p)

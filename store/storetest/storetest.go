@@ -40,6 +40,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Groups", groupTests()},
 		{"GroupPatch", groupPatchTests()},
 		{"Meta", metaTests()},
+		{"Versions", versionTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Clients", clientTests()},
 		{"Codes", codeTests()},

@@ -8,6 +8,10 @@
 //     member's display and type) and left LastModified as it was; an update that changes
 //     nothing keeps it, and so does one whose function set LastModified itself. A Created or
 //     LastModified that the function zeroed is restored.
+//   - Version (the resource's revision): 1 on Create; on Update one more than before when the
+//     function changed the resource, as before otherwise. What a caller sets is ignored. A
+//     write path that changes a resource without Update (say, of a group's members alone) calls
+//     Bump on the stored Meta.
 package stamp
 
 import (
@@ -29,6 +33,14 @@ func Create(m *store.Meta, now time.Time) {
 	if m.LastModified.IsZero() {
 		m.LastModified = m.Created
 	}
+	m.Version = 1
+}
+
+// Bump records a change of the resource whose stored Meta is m, at now: its version moves on and
+// its LastModified becomes now.
+func Bump(m *store.Meta, now time.Time) {
+	m.Version++
+	m.LastModified = now
 }
 
 // update sets after's times for an update at now from a resource whose Meta was before;
@@ -36,6 +48,10 @@ func Create(m *store.Meta, now time.Time) {
 func update(before store.Meta, after *store.Meta, changed bool, now time.Time) {
 	if after.Created.IsZero() {
 		after.Created = before.Created
+	}
+	after.Version = before.Version
+	if changed {
+		after.Version++
 	}
 	switch {
 	case changed && (after.LastModified.IsZero() || after.LastModified.Equal(before.LastModified)):
