@@ -166,6 +166,7 @@ type Backend struct {
 	Codes        Codes
 	Interactions Interactions
 	Pushed       PushedRequests
+	AccessTokens AccessTokens
 	Pictures     PictureCredentials
 	SigningKeys  SigningKeys
 	Events       Events

@@ -164,11 +164,12 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 			interactions, err2 := b.Interactions.DeleteExpired(ctx, now)
 			pushed, err3 := b.Pushed.DeleteExpired(ctx, now)
 			events, err4 := b.Events.DeleteExpired(ctx, now.Add(-retention))
-			if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
-				log.Error("removing expired codes, interactions, pushed requests and events", "err", err)
-			} else if codes+interactions+pushed+events > 0 {
-				log.Debug("removed expired codes, interactions, pushed requests and events", "codes", codes,
-					"interactions", interactions, "pushed_requests", pushed, "events", events)
+			accessTokens, err5 := b.AccessTokens.DeleteExpired(ctx, now)
+			if err := errors.Join(err1, err2, err3, err4, err5); err != nil && ctx.Err() == nil {
+				log.Error("removing expired codes, interactions, pushed requests, access tokens and events", "err", err)
+			} else if codes+interactions+pushed+accessTokens+events > 0 {
+				log.Debug("removed expired codes, interactions, pushed requests, access tokens and events", "codes", codes,
+					"interactions", interactions, "pushed_requests", pushed, "access_tokens", accessTokens, "events", events)
 			}
 			if ring != nil {
 				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {

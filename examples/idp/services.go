@@ -195,6 +195,7 @@ func oidcConfig(backend store.Backend, baseURL string, auth oidc2fa.Authenticato
 		Codes:         backend.Codes,
 		Interactions:  backend.Interactions,
 		Pushed:        backend.Pushed,
+		AccessTokens:  backend.AccessTokens,
 		Events:        backend.Events,
 		Authenticator: auth,
 		BaseURL:       baseURL + oidcPrefix,

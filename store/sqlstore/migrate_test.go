@@ -15,7 +15,11 @@ import (
 )
 
 // latestVersion is the number of the newest migration file.
-const latestVersion = 5
+const latestVersion = 7
+
+// migrationCount is the number of migration files; version numbers may have gaps (version 6 is
+// not in this tree), so it can be less than latestVersion.
+const migrationCount = 6
 
 // eachDialect runs fn on SQLite and, when VISID_TEST_POSTGRES_DSN is set, on PostgreSQL, with
 // a DSN naming an empty database (a new file, a new schema).
@@ -58,13 +62,13 @@ func TestMigrateIdempotent(t *testing.T) {
 		v, err := s.SchemaVersion(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, latestVersion, v)
-		assert.Equal(t, latestVersion, migrationRows(t, s))
+		assert.Equal(t, migrationCount, migrationRows(t, s))
 		_, err = s.Tenants().Get(ctx, "acme")
 		require.NoError(t, err, "the data survives a second Migrate")
 
 		again := open(t, dsn) // another instance, later
 		require.NoError(t, again.Migrate(ctx))
-		assert.Equal(t, latestVersion, migrationRows(t, again))
+		assert.Equal(t, migrationCount, migrationRows(t, again))
 	})
 }
 
@@ -93,7 +97,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		for i, err := range errs {
 			assert.NoError(t, err, "Migrate %d", i)
 		}
-		assert.Equal(t, latestVersion, migrationRows(t, stores[0]))
+		assert.Equal(t, migrationCount, migrationRows(t, stores[0]))
 		require.NoError(t, stores[1].Tenants().Create(ctx, store.Tenant{ID: "acme"}))
 		_, err := stores[n-1].Tenants().Get(ctx, "acme")
 		require.NoError(t, err)
@@ -114,6 +118,6 @@ func TestMigrateSchemaTooNew(t *testing.T) {
 		err = s.Migrate(ctx)
 		require.ErrorIs(t, err, sqlstore.ErrSchemaTooNew)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d", latestVersion+1))
-		assert.Equal(t, latestVersion+1, migrationRows(t, s))
+		assert.Equal(t, migrationCount+1, migrationRows(t, s))
 	})
 }
