@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -49,6 +50,10 @@ type Login struct {
 	User    *store.User
 	// LoginHint is the login_hint as the client sent it.
 	LoginHint string
+	// ClientAddr is the address the person's browser sent the request from: the connection's
+	// peer, or behind Config.TrustedProxies the address they forwarded (ClientIP). The zero
+	// Addr when the request's RemoteAddr is not an address.
+	ClientAddr netip.Addr
 	// AmbiguousHint is set when LoginHint matches different users (one's userName and
 	// another's primary email, say): such a hint names nobody, so Subject is "" and User nil,
 	// and the pages must look exactly as for a hint that names nobody. An authenticator may
@@ -224,15 +229,16 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		return
 	}
 	l := &Login{
-		Tenant:    in.Tenant,
-		Subject:   in.Subject,
-		LoginHint: in.LoginHint,
-		Rest:      rest,
-		State:     in.AuthState,
-		CSRFToken: p.mac("csrf", id),
-		Expires:   in.Expires,
-		p:         p,
-		in:        in,
+		Tenant:     in.Tenant,
+		Subject:    in.Subject,
+		LoginHint:  in.LoginHint,
+		ClientAddr: ClientIP(r, p.cfg.TrustedProxies),
+		Rest:       rest,
+		State:      in.AuthState,
+		CSRFToken:  p.mac("csrf", id),
+		Expires:    in.Expires,
+		p:          p,
+		in:         in,
 	}
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}

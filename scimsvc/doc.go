@@ -66,8 +66,16 @@
 // name.familyName, emails[type eq "work"].value, members[value eq "…"], URN-qualified
 // extension paths and, for remove, a value filter on a single-valued complex attribute
 // (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
-// keys. The operations of one request apply in one atomic store Update: all or none. A repeated
+// keys. The operations of one request apply in one atomic store write: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
+//
+// A group's members are never read whole when a request need not: a PATCH that adds or removes
+// members by value (with or without changes of displayName or externalId) is one
+// store.Groups.Patch, whose cost does not grow with the group; a GET, list or write answer whose
+// attributes or excludedAttributes leave out members reads none; and Config.GroupNoContent
+// answers PUT and PATCH of a group with 204 No Content. Other PATCHes of members (a replace of
+// all, a filter on display) read and rewrite the list in one store.Groups.Update. Every POST,
+// PUT and PATCH answer honours attributes and excludedAttributes.
 //
 // # Bulk
 //
@@ -85,8 +93,15 @@
 // requests left is 429 and runs nothing.
 //
 // Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
-// startIndex, count (at most MaxResults), attributes and excludedAttributes; sorting is not
-// supported. Listing order is creation order.
+// sortBy and sortOrder (§3.4.2.3: any attribute a filter may name, strings by their caseExact,
+// multi-valued attributes by their primary value; resources without a value last), count (at
+// most MaxResults), attributes and excludedAttributes, and page by startIndex (the default) or
+// by cursor (RFC 9865): "cursor=" asks for the first page, whose nextCursor and previousCursor
+// ask for the next and the previous. Cursors are keyset positions that the store reads from
+// directly (no OFFSET), signed with Config.CursorKey and bound to the tenant, the resource type,
+// the filter and the sort; a walk by nextCursor lists every resource that exists throughout it
+// once, whatever is created or deleted meanwhile. A bad cursor is 400 invalidCursor, one older
+// than Config.CursorTimeout 400 expiredCursor. Without sortBy, listing order is creation order.
 //
 // Errors are SCIM Error bodies with the scimType of RFC 7644 §3.12; a 500 says nothing of its
 // cause, which is logged.

@@ -153,9 +153,11 @@ const usage = `Usage:
                                                 enrollment_url=… and expires=…
   idp user show --tenant T --user U [-db DB]    show user U (userName, primary email or id):
                                                 active, picture password enrolled, failures,
-                                                locked until
+                                                locked until, and each lock in force (lock=all
+                                                for every network, lock=NETWORK for one)
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
-                                                password, so U may sign in again at once
+                                                 password from every network, ending every
+                                                 lock, so U may sign in again at once
   idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
                   [--allow-private-targets] [-db DB]
                                                 send tenant T's events to U (https, on a public
@@ -198,6 +200,10 @@ Flags of the service:
   -scim-rate N/UNIT  SCIM requests per API key and tenant: N a second (s), minute (min) or
                      hour (h), such as 25/s (default 200/min)
   -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
+  -scim-group-no-content
+                     answer SCIM PUT and PATCH of a group with 204 No Content instead of 200
+                     with the group (Entra ID and Okta accept it): a write then never reads a
+                     large group's members to answer, and the client sees the group only by GET
 
 Flags may come before or after a command: "idp -db DB tenant list" is "idp tenant list -db DB".
 Admin commands never create a store: on a -db without one they stop with exit status 1.

@@ -24,18 +24,23 @@
 // time, and at most Config.MaxConcurrentHashes argon2id computations run at once. Points are
 // never stored in the clear and never logged.
 //
-// Failures are counted in the store (store.PictureCredentials), with the time of the last, before
-// the points are checked, so the count is shared by every instance and cannot be raced past. The
-// lock backs off: the MaxFailures-th failure in a row locks the factor for Config.LockBase
-// (default 1 minute) from that failure, and each further failure — attempts during a lock count
-// too — doubles it, up to Config.LockMax (default 1 hour). While it lasts the right points are
-// refused like wrong ones; when it has ended, of several attempts sent at once only the first
-// counted is checked. A success resets the count; enrolling again or Authenticator.Unlock (an
-// administrator's) ends a lock, and Authenticator.LockedUntil says until when one lasts. Since
-// anyone who knows a user's login hint can start attempts, a deployment whose users must not be
-// able to lock each other out requires pushed authorization requests at the provider
-// (oidc2fa.Config.RequirePAR), so that only the application that checked the password can start
-// one.
+// Failures are counted in the store (store.PictureCredentials) per user and per source network,
+// the /24 or /56 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, before the
+// points are checked, so the counts are shared by every instance and cannot be raced past. A
+// lock shuts out one network and backs off: the MaxFailures-th failure in a row from a network
+// locks the factor for that network for Config.LockBase (default 1 minute) from that failure,
+// and each further failure from it (attempts during a lock count too) doubles it, up to
+// Config.LockMax (default 24 hours). So someone who knows only a user's name locks only their
+// own network, not the user. Failures from Config.UserLockNetworks networks (default 5) since
+// the user's last success lock the factor for every network, the user-wide lock, for
+// Config.UserLockBase (default 1 hour) from the user's latest failure, doubled by each further
+// network up to Config.UserLockMax (default 24 hours): a guess spread over many addresses gets
+// one checked attempt per lock. While a lock lasts the right points are refused like wrong ones;
+// when it has ended, of several attempts sent at once only the first counted is checked. A
+// success resets its network's count and the user-wide count; enrolling again or
+// Authenticator.Unlock (an administrator's) ends every lock, and Authenticator.Locks lists the
+// locks in force. Behind a load balancer, the provider must know its proxies
+// (oidc2fa.Config.TrustedProxies), or every user shares the balancer's network.
 //
 // Every sign-in gets MaxFailures attempts, whatever the user's stored count. A wrong picture, an
 // unknown, inactive or unenrolled user and a locked user look the same to the person: the same
