@@ -21,12 +21,13 @@ const contentType = "application/scim+json"
 // spent), a path that names no tenant or resource (404), the key's scope and tenant (403), the
 // key's rate limit (429), query parameters that are not text (400), and only then the resource.
 // The request's context carries the deadline of Config.RequestTimeout from the start, so every
-// store call of the request is bounded by it.
+// store call of the request is bounded by it; its timer is armed only when a store waits on the
+// context's Done channel.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
 	if h.timeout > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
-		defer cancel()
+		ctx, release := withLazyDeadline(r.Context(), h.timeout)
+		defer release()
 		r = r.WithContext(ctx)
 	}
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")

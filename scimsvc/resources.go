@@ -221,6 +221,10 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 		k.h.writeError(w, r, err)
 		return
 	}
+	if tp := parseTypedPatch(k.rt, ops); tp != nil {
+		k.updateTyped(w, r, func(v *T) bool { return tp.apply(any(v).(*store.User)) })
+		return
+	}
 	if k.rt.Name == "Group" {
 		if mp, ok := splitMemberPatch(ops); ok {
 			k.h.patchMembers(w, r, k.h.groups, mp)
@@ -275,6 +279,29 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 			nmeta.LastModified = k.h.now()
 		}
 		*v = nv
+		return nil
+	})
+	if err != nil {
+		k.h.writeError(w, r, err)
+		return
+	}
+	k.respondWrite(w, r, stored)
+}
+
+// updateTyped is update for a change that sets fields of the stored resource in place and
+// reports whether any of them changed (a typedPatch): no tree is built and nothing compared but
+// the fields it sets. It changes no multi-valued attribute, so no limit of Config can be crossed.
+func (k *resources[T, P]) updateTyped(w http.ResponseWriter, r *http.Request, set func(*T) bool) {
+	ctx := r.Context()
+	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+		changed := set(v)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if changed {
+			_, meta := k.common(v)
+			meta.LastModified = k.h.now()
+		}
 		return nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sort"
@@ -25,11 +26,16 @@ func commit(p *changes.Pending, t *tenantData) {
 	t.log.add(p.Events(time.Now))
 }
 
-// add appends events to the log, numbering them.
+// add appends events to the log, numbering them. What the log keeps of an event is the least
+// that gives it back: its Data copied to a slice of its own length (a renderer's buffer may have
+// twice the capacity it fills), and no cursor, which List makes from the sequence number.
 func (l *eventLog) add(events []store.Event) {
 	for _, e := range events {
 		l.last++
-		e.Cursor = changes.FormatCursor(l.last)
+		e.Cursor = ""
+		if cap(e.Data) > len(e.Data) {
+			e.Data = append(make(json.RawMessage, 0, len(e.Data)), e.Data...)
+		}
 		l.events = append(l.events, e)
 		l.seqs = append(l.seqs, l.last)
 	}
@@ -51,8 +57,9 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 		i := sort.Search(len(t.log.seqs), func(i int) bool { return t.log.seqs[i] > from })
 		end := min(len(t.log.events), i+limit)
 		out = make([]store.Event, 0, end-i)
-		for _, e := range t.log.events[i:end] {
+		for j, e := range t.log.events[i:end] {
 			e.Data = slices.Clone(e.Data)
+			e.Cursor = changes.FormatCursor(t.log.seqs[i+j])
 			out = append(out, e)
 		}
 		return nil

@@ -1,0 +1,93 @@
+package scimsvc
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// deadlineCtx is a context with a deadline that arms no timer until something waits on it:
+// Deadline and Err answer from the clock, and Done, which a store that blocks (a database
+// driver, a network call) asks for, creates the context.WithDeadline it stands for on first use.
+// A request served from memory never calls Done, so its deadline costs a clock read per check
+// instead of a timer armed and stopped per request. Err reports context.DeadlineExceeded once
+// the deadline has passed, as the timer would, the parent's error before that, and
+// context.Canceled once the request has ended.
+type deadlineCtx struct {
+	context.Context // the parent
+	deadline        time.Time
+
+	mu       sync.Mutex
+	armed    atomic.Pointer[armedDeadline] // set by Done
+	released atomic.Bool                   // the request has ended
+}
+
+// armedDeadline is the context.WithDeadline that Done returns the channel of.
+type armedDeadline struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// withLazyDeadline returns ctx bounded by d and the function that releases it, which the caller
+// must call when the request ends.
+func withLazyDeadline(ctx context.Context, d time.Duration) (*deadlineCtx, func()) {
+	c := &deadlineCtx{Context: ctx, deadline: time.Now().Add(d)}
+	return c, c.release
+}
+
+// arm returns the armed context, creating it on first use.
+func (c *deadlineCtx) arm() *armedDeadline {
+	if a := c.armed.Load(); a != nil {
+		return a
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := c.armed.Load(); a != nil {
+		return a
+	}
+	ctx, cancel := context.WithDeadline(c.Context, c.deadline)
+	a := &armedDeadline{ctx, cancel}
+	c.armed.Store(a)
+	if c.released.Load() {
+		cancel()
+	}
+	return a
+}
+
+// release ends the request: it stops the timer of Done, if one was armed.
+func (c *deadlineCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released.Store(true)
+	if a := c.armed.Load(); a != nil {
+		a.cancel()
+	}
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c *deadlineCtx) Done() <-chan struct{} { return c.arm().ctx.Done() }
+
+func (c *deadlineCtx) Err() error {
+	if a := c.armed.Load(); a != nil {
+		return a.ctx.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	if c.released.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *deadlineCtx) String() string { return "scimsvc.deadlineCtx" }

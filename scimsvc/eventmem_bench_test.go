@@ -1,0 +1,75 @@
+package scimsvc_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/visid/visid/scimsvc"
+)
+
+// BenchmarkEventLogMemory POSTs users through the handler over memstore with the event log off
+// and on, and reports the live heap per user after a GC (heap-B/user) and, with events, what
+// the log adds per event (log-B/event, against the run without events). It POSTs 2,000 users;
+// VISID_BENCH_EVENT_USERS sets another number (100000 for the figure the README quotes). Run
+// it with -benchtime 1x: each iteration POSTs them all.
+func BenchmarkEventLogMemory(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("VISID_BENCH_EVENT_USERS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perUser := map[bool]float64{}
+	for _, events := range []bool{false, true} {
+		b.Run(fmt.Sprintf("events=%v", events), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				b.StartTimer()
+				h, mem, key := benchEnv(b, func(c *scimsvc.Config) {})
+				if events {
+					h, _, _ = benchEnv(b, func(c *scimsvc.Config) {
+						c.Users, c.Groups, c.APIKeys, c.Tenants, c.Events = mem.Users(), mem.Groups(), mem.APIKeys(), mem.Tenants(), mem.Events()
+					})
+				}
+				for i := range n {
+					name := fmt.Sprintf("user%07d@example.com", i)
+					body := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
+						`"externalId":"ext-` + strconv.Itoa(i) + `","userName":"` + name + `","active":true,` +
+						`"emails":[{"primary":true,"type":"work","value":"` + name + `"}],` +
+						`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},` +
+						`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R&D"}}`
+					req := httptest.NewRequest("POST", "/acme/Users", strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+key)
+					req.Header.Set("Content-Type", "application/scim+json")
+					w := discard{h: http.Header{}}
+					h.ServeHTTP(&w, req)
+					if w.code != http.StatusCreated {
+						b.Fatalf("status %d", w.code)
+					}
+				}
+				b.StopTimer()
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				perUser[events] = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				runtime.KeepAlive(mem)
+				runtime.KeepAlive(h)
+				b.StartTimer()
+			}
+			b.ReportMetric(perUser[events], "heap-B/user")
+			if events {
+				b.ReportMetric(perUser[true]-perUser[false], "log-B/event")
+			}
+		})
+	}
+}
