@@ -89,10 +89,14 @@ func TestETags(t *testing.T) {
 		// A stale or foreign version: 412 and nothing changes.
 		for _, im := range []string{`W/"1"`, `"abc"`, `W/"3", W/"1"`, `W/"-2"`} {
 			preconditionFailed(t, e.doIf("PATCH", user, patchBody(`{"op":"replace","path":"title","value":"Stale"}`), "If-Match", im))
+			// PATCHes that set one simple attribute take a typed path; it honours If-Match too.
+			preconditionFailed(t, e.doIf("PATCH", user, patchBody(`{"op":"replace","path":"active","value":false}`), "If-Match", im))
+			preconditionFailed(t, e.doIf("PATCH", user, patchBody(`{"op":"replace","path":"displayName","value":"Stale"}`), "If-Match", im))
 			preconditionFailed(t, e.doIf("PUT", user, `{"schemas":["`+userSchema+`"],"userName":"ann@example.com","title":"Stale"}`, "If-Match", im))
 			preconditionFailed(t, e.doIf("DELETE", user, "", "If-Match", im))
 		}
 		assert.Equal(t, "Lead", title())
+		assert.Equal(t, true, e.do("GET", user, nil).JSON(t)["active"])
 		assert.Equal(t, `W/"2"`, e.do("GET", user, nil).Header.Get("ETag"))
 
 		// PUT with * (any existing version), then with the strong form of the current tag.

@@ -291,9 +291,14 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 // updateTyped is update for a change that sets fields of the stored resource in place and
 // reports whether any of them changed (a typedPatch): no tree is built and nothing compared but
 // the fields it sets. It changes no multi-valued attribute, so no limit of Config can be crossed.
+// If-Match is compared inside the store's Update, as update does.
 func (k *resources[T, P]) updateTyped(w http.ResponseWriter, r *http.Request, set func(*T) bool) {
 	ctx := r.Context()
+	cond := ifMatch(r)
 	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+		if _, meta := k.common(v); checkIfMatch(&cond, meta) != nil {
+			return errPreconditionFailed
+		}
 		changed := set(v)
 		if err := ctx.Err(); err != nil {
 			return err
