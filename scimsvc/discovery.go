@@ -19,6 +19,12 @@ type supported struct {
 	Supported bool `json:"supported"`
 }
 
+// documented is a feature's support with the URI of a page that says more.
+type documented struct {
+	Supported        bool   `json:"supported"`
+	DocumentationURI string `json:"documentationUri"`
+}
+
 type discoveryMeta struct {
 	ResourceType string `json:"resourceType"`
 	Location     string `json:"location"`
@@ -49,7 +55,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Patch                 supported     `json:"patch"`
 		Bulk                  bulkSupport   `json:"bulk"`
 		Filter                filterSupport `json:"filter"`
-		ChangePassword        supported     `json:"changePassword"`
+		ChangePassword        documented    `json:"changePassword"`
 		Sort                  supported     `json:"sort"`
 		ETag                  supported     `json:"etag"`
 		AuthenticationSchemes []authScheme  `json:"authenticationSchemes"`
@@ -58,6 +64,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Schemas:          []string{spcURN},
 		DocumentationURI: h.docURI,
 		Patch:            supported{true},
+		ChangePassword:   documented{Supported: false, DocumentationURI: ChangePasswordDocumentationURI},
 		Filter:           filterSupport{Supported: true, MaxResults: MaxResults},
 		AuthenticationSchemes: []authScheme{{
 			Type:             "oauthbearertoken",
