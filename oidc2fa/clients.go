@@ -27,6 +27,14 @@ type ClientSpec struct {
 	// (RFC 9126): the authorization endpoint refuses its plain requests. Recommended for every
 	// client that can push, since nothing the browser carries can then change the request.
 	RequirePAR bool
+	// IDTokenAlg is the JWS algorithm of the client's ID tokens (id_token_signed_response_alg):
+	// one of SigningAlgorithms. Empty: EdDSA. A client whose library verifies only RS256 asks
+	// for AlgRS256.
+	IDTokenAlg string
+	// AccessToken gives the client, beside the ID token, an opaque access token (token_type
+	// Bearer, expires_in) good only at the tenant's UserInfo endpoint, for client libraries that
+	// require one. It grants no other access.
+	AccessToken bool
 	// Now is the registration time. Zero: time.Now().
 	Now time.Time
 }
@@ -47,6 +55,9 @@ func RegisterClient(ctx context.Context, clients store.Clients, spec ClientSpec)
 			return "", nil, err
 		}
 	}
+	if err := validateIDTokenAlg(spec.IDTokenAlg); err != nil {
+		return "", nil, err
+	}
 	now := spec.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -64,6 +75,8 @@ func RegisterClient(ctx context.Context, clients store.Clients, spec ClientSpec)
 		Created:       now,
 		SecretRotated: now,
 		RequirePAR:    spec.RequirePAR,
+		IDTokenAlg:    normalAlg(spec.IDTokenAlg),
+		AccessToken:   spec.AccessToken,
 	})
 	if err != nil {
 		return "", nil, err
@@ -115,6 +128,46 @@ func SetRequirePAR(ctx context.Context, clients store.Clients, tenant, id string
 		c.RequirePAR = require
 		return nil
 	})
+}
+
+// SetIDTokenAlg sets the JWS algorithm of the client's ID tokens, one of SigningAlgorithms;
+// empty means EdDSA. Tokens issued before keep verifying: the JWKS lists every algorithm's keys.
+func SetIDTokenAlg(ctx context.Context, clients store.Clients, tenant, id, alg string) (*store.Client, error) {
+	if err := validateIDTokenAlg(alg); err != nil {
+		return nil, err
+	}
+	return clients.Update(ctx, tenant, id, func(c *store.Client) error {
+		c.IDTokenAlg = normalAlg(alg)
+		return nil
+	})
+}
+
+// SetAccessToken sets whether the client gets an access token for the UserInfo endpoint beside
+// its ID token.
+func SetAccessToken(ctx context.Context, clients store.Clients, tenant, id string, on bool) (*store.Client, error) {
+	return clients.Update(ctx, tenant, id, func(c *store.Client) error {
+		c.AccessToken = on
+		return nil
+	})
+}
+
+// validateIDTokenAlg checks a client's ID token algorithm: empty or one of SigningAlgorithms.
+// Errors wrap store.ErrInvalid.
+func validateIDTokenAlg(alg string) error {
+	if alg != "" && !ValidSigningAlgorithm(alg) {
+		return fmt.Errorf("oidc2fa: ID token algorithm %q is not one of %s: %w", alg,
+			strings.Join(SigningAlgorithms(), ", "), store.ErrInvalid)
+	}
+	return nil
+}
+
+// normalAlg stores the default algorithm as empty, so that a client registered before
+// algorithms were chosen and one registered with EdDSA look the same.
+func normalAlg(alg string) string {
+	if alg == AlgEdDSA {
+		return ""
+	}
+	return alg
 }
 
 // ListClients returns the tenant's clients in registration order.

@@ -43,6 +43,10 @@ const (
 	// DefaultReenrollmentMaxAge is, when Config.ReenrollmentMaxAge is 0, how recent the sign-in
 	// must be whose ID token a client presents to replace a user's factor.
 	DefaultReenrollmentMaxAge = 5 * time.Minute
+	// DefaultAccessTokenLifetime is the lifetime of an access token when
+	// Config.AccessTokenLifetime is 0; MaxAccessTokenLifetime is the longest New accepts.
+	DefaultAccessTokenLifetime = 5 * time.Minute
+	MaxAccessTokenLifetime     = 5 * time.Minute
 	// DefaultAddressRate is the requests a client address may make each minute to the
 	// authorization endpoint and as POSTs to the login and enrollment pages, when
 	// Config.AddressLimiter is nil; the burst is the same.
@@ -63,6 +67,14 @@ type Config struct {
 	// (POST /par/{tenant} answers 404 and discovery does not list it), and RequirePAR and a
 	// client's RequirePAR cannot be met.
 	Pushed store.PushedRequests
+	// AccessTokens stores the access tokens of the clients registered with
+	// store.Client.AccessToken, which are good only at the UserInfo endpoint
+	// (GET|POST /userinfo/{tenant}). nil: no UserInfo endpoint (it answers 404 and discovery does
+	// not list it), and such a client's token request fails with server_error.
+	AccessTokens store.AccessTokens
+	// AccessTokenLifetime is how long an access token is good; 0: DefaultAccessTokenLifetime; at
+	// most MaxAccessTokenLifetime.
+	AccessTokenLifetime time.Duration
 	// Events is the tenants' event log. When set, the provider appends one event as each
 	// sign-in and enrollment of a known user ends: secondfactor.succeeded,
 	// secondfactor.failed, secondfactor.locked (the factor was locked) and
@@ -172,6 +184,7 @@ type provider struct {
 	discAge   time.Duration
 	jwksAge   time.Duration
 	parLife   time.Duration
+	atLife    time.Duration
 	reenroll  time.Duration
 	addrs     ratelimit.Limiter
 	addrOf    func(*http.Request) string
@@ -185,6 +198,7 @@ type provider struct {
 //	POST     /par/{tenant}                        pushed authorization requests (with Config.Pushed)
 //	POST     /token/{tenant}
 //	GET      /jwks/{tenant}
+//	GET|POST /userinfo/{tenant}                   UserInfo, for access tokens (with Config.AccessTokens)
 //	GET      /{tenant}/.well-known/openid-configuration
 //	GET|POST /login/{tenant}/{interaction}[/…]   the Authenticator's pages
 //	POST     /enroll/{tenant}                     a client's backend asks for an enrollment link
@@ -230,6 +244,9 @@ func newProvider(cfg Config) (*provider, error) {
 	if cfg.PushedRequestLifetime < 0 || cfg.PushedRequestLifetime > MaxPushedRequestLifetime {
 		return nil, errors.New("oidc2fa: Config.PushedRequestLifetime must be between 0 and 10 minutes")
 	}
+	if cfg.AccessTokenLifetime < 0 || cfg.AccessTokenLifetime > MaxAccessTokenLifetime {
+		return nil, errors.New("oidc2fa: Config.AccessTokenLifetime must be between 0 and 5 minutes")
+	}
 	if cfg.RequirePAR && cfg.Pushed == nil {
 		return nil, errors.New("oidc2fa: Config.RequirePAR needs Config.Pushed")
 	}
@@ -248,6 +265,7 @@ func newProvider(cfg Config) (*provider, error) {
 		discAge:   or(cfg.DiscoveryMaxAge, DefaultDiscoveryMaxAge),
 		jwksAge:   or(cfg.JWKSMaxAge, DefaultJWKSMaxAge),
 		parLife:   or(cfg.PushedRequestLifetime, DefaultPushedRequestLifetime),
+		atLife:    or(cfg.AccessTokenLifetime, DefaultAccessTokenLifetime),
 		reenroll:  or(cfg.ReenrollmentMaxAge, DefaultReenrollmentMaxAge),
 		addrs:     cfg.AddressLimiter,
 		addrOf:    cfg.ClientAddr,

@@ -12,10 +12,12 @@ import (
 
 // discoveryDoc is the OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3).
 type discoveryDoc struct {
-	Issuer                            string   `json:"issuer"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	JWKSURI                           string   `json:"jwks_uri"`
+	Issuer                string `json:"issuer"`
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	TokenEndpoint         string `json:"token_endpoint"`
+	JWKSURI               string `json:"jwks_uri"`
+	// UserInfoEndpoint is listed when the provider stores access tokens (Config.AccessTokens).
+	UserInfoEndpoint                  string   `json:"userinfo_endpoint,omitempty"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
 	ResponseModesSupported            []string `json:"response_modes_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
@@ -69,16 +71,21 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 	if p.cfg.Pushed != nil {
 		par = p.base + "/par/" + tenant
 	}
+	userinfo := ""
+	if p.cfg.AccessTokens != nil {
+		userinfo = p.base + "/userinfo/" + tenant
+	}
 	body, err := json.Marshal(discoveryDoc{
 		Issuer:                            p.issuer(tenant),
 		AuthorizationEndpoint:             p.base + "/authorize/" + tenant,
 		TokenEndpoint:                     p.base + "/token/" + tenant,
 		JWKSURI:                           p.base + "/jwks/" + tenant,
+		UserInfoEndpoint:                  userinfo,
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
 		GrantTypesSupported:               []string{"authorization_code"},
 		SubjectTypesSupported:             []string{"public"},
-		IDTokenSigningAlgValuesSupported:  []string{"EdDSA"},
+		IDTokenSigningAlgValuesSupported:  p.algorithms(),
 		ScopesSupported:                   []string{"openid", "2fa"},
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_post", "client_secret_basic"},
 		CodeChallengeMethodsSupported:     []string{"S256"},
@@ -111,6 +118,14 @@ func (p *provider) jwks(w http.ResponseWriter, r *http.Request, tenant string) {
 	}
 	p.log.ErrorContext(r.Context(), "reading the signing keys failed", "tenant", tenant, "err", err)
 	http.Error(w, "internal server error", http.StatusInternalServerError)
+}
+
+// algorithms are the JWS algorithms of the signer: an AlgorithmSigner's, or EdDSA alone.
+func (p *provider) algorithms() []string {
+	if as, ok := p.cfg.Signer.(AlgorithmSigner); ok {
+		return as.Algorithms()
+	}
+	return []string{AlgEdDSA}
 }
 
 func writeCacheable(w http.ResponseWriter, body []byte, age time.Duration) {

@@ -50,7 +50,7 @@ func TestDiscoveryFields(t *testing.T) {
 		{"response_types_supported", []any{"code"}},
 		{"grant_types_supported", []any{"authorization_code"}},
 		{"subject_types_supported", []any{"public"}},
-		{"id_token_signing_alg_values_supported", []any{"EdDSA"}},
+		{"id_token_signing_alg_values_supported", []any{"EdDSA", "RS256", "ES256", "Ed25519"}},
 		{"scopes_supported", []any{"openid", "2fa"}},
 		{"code_challenge_methods_supported", []any{"S256"}},
 		{"authorization_response_iss_parameter_supported", true},

@@ -6,9 +6,11 @@
 // naming the user. The provider stores the request as an interaction bound to the browser, and
 // its Authenticator — the image-based login of oidc2fa/picture, or the host's own — proves that
 // the same user is at the browser. The browser then goes back to the client's redirect URI with a
-// code (303), and the client redeems it at {BaseURL}/token/{tenant} for an ID token and nothing
-// else: no access token, no refresh token. ID tokens are signed with EdDSA (Ed25519) and verified
-// through {BaseURL}/jwks/{tenant}. oidc2fa/rp does the relying side for Go applications.
+// code (303), and the client redeems it at {BaseURL}/token/{tenant} for an ID token and, by
+// default, nothing else: no access token, no refresh token. ID tokens are signed with EdDSA
+// (Ed25519) unless the client chose RS256, ES256 or Ed25519 (store.Client.IDTokenAlg), with keys
+// of the tenant's own, and verified through {BaseURL}/jwks/{tenant}. oidc2fa/rp does the relying
+// side for Go applications.
 //
 //	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
 //	if err != nil {
@@ -77,16 +79,21 @@
 //
 // # Departures from the usual OpenID profile
 //
-//   - The token response has no access_token: golang.org/x/oauth2 cannot read it, so use
-//     oidc2fa/rp, or POST the token request yourself and verify the ID token with any JOSE
-//     library (github.com/coreos/go-oidc verifies it once discovery lists EdDSA, which it does).
-//   - Only EdDSA is offered for ID tokens, though OpenID Discovery expects RS256.
+//   - The token response has no access_token, unless the client was registered with
+//     store.Client.AccessToken (ClientSpec.AccessToken, SetAccessToken), for libraries such as
+//     golang.org/x/oauth2 and openid-client that require one. That access token is opaque, lives
+//     at most MaxAccessTokenLifetime (5 minutes), and is good only at the UserInfo endpoint
+//     {BaseURL}/userinfo/{tenant} (with Config.AccessTokens), which returns sub and the identity
+//     claims the ID token carries. It grants nothing else. Replaying its code revokes it.
+//   - EdDSA is the default algorithm of ID tokens, though OpenID Discovery expects RS256; a
+//     client asks for RS256, ES256 or Ed25519 with store.Client.IDTokenAlg (ClientSpec.IDTokenAlg,
+//     SetIDTokenAlg), and discovery lists every algorithm the Signer offers.
 //   - login_hint (or email_hint) is required: a second factor authenticates the user the first
 //     factor identified. prompt=none is always login_required.
 //   - Client authentication is client_secret_post or client_secret_basic, checked before the
 //     code is touched, so a client that tries Basic first does not burn its code.
 //
-// Expired codes, interactions and pushed requests stay in the store until the host calls
-// DeleteExpired on the Codes, Interactions and PushedRequests stores; the provider starts no
-// goroutines.
+// Expired codes, interactions, pushed requests and access tokens stay in the store until the
+// host calls DeleteExpired on the Codes, Interactions, PushedRequests and AccessTokens stores;
+// the provider starts no goroutines.
 package oidc2fa

@@ -90,6 +90,27 @@ func (e *Enrollment) SaveState(ctx context.Context, state []byte) error {
 	return nil
 }
 
+// UpdateState changes the enrollment's state atomically: fn gets the state as stored now and
+// returns the new one; when fn returns an error nothing is stored and UpdateState returns it.
+// Of several requests of one enrollment (a double submit) that update at once, each fn sees
+// what the one before stored, so an enroller can let only the first of them store the factor.
+// A missing enrollment (ended by another request) is store.ErrNotFound.
+func (e *Enrollment) UpdateState(ctx context.Context, fn func(state []byte) ([]byte, error)) error {
+	in, err := e.p.cfg.Interactions.Update(ctx, e.in.ID, func(in *store.Interaction) error {
+		state, err := fn(append([]byte(nil), in.AuthState...))
+		if err != nil {
+			return err
+		}
+		in.AuthState = append([]byte(nil), state...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.in, e.State = in, in.AuthState
+	return nil
+}
+
 // Done ends the enrollment after the enroller stored the factor: the browser goes back to the
 // client's redirect URI (303) with enrollment=complete, state and iss. Done reports whether it
 // answered the browser: when there is no client (an administrator's link) Done writes nothing
@@ -360,7 +381,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	ctx := r.Context()
 	secureHeaders(w.Header())
 	gone := newError(errInvalidRequest, "This enrollment link was used already, has expired, or is not valid. Ask for a new one.")
-	if _, ok := p.cfg.Authenticator.(Enroller); !ok || len(token) != 43 {
+	if _, ok := p.cfg.Authenticator.(Enroller); !ok || !tokenShaped(token) {
 		p.page(w, r, http.StatusNotFound, gone)
 		return
 	}

@@ -73,7 +73,7 @@ func goOIDCFlow(t *testing.T, m mounting, par bool) {
 		PAR  string   `json:"pushed_authorization_request_endpoint"`
 	}
 	require.NoError(t, provider.Claims(&meta))
-	assert.Equal(t, []string{"EdDSA"}, meta.Algs)
+	assert.Equal(t, []string{"EdDSA", "RS256", "ES256", "Ed25519"}, meta.Algs)
 
 	// The authorization, in a browser that keeps cookies and stops at the client.
 	const state, nonce = "state-go-oidc", "nonce-go-oidc"

@@ -92,6 +92,9 @@ func newEnv(t testing.TB, configure ...func(*oidc2fa.Config)) *env {
 	for _, f := range configure {
 		f(&cfg)
 	}
+	if _, ok := cfg.AccessTokens.(envAccessTokens); ok {
+		cfg.AccessTokens = b.AccessTokens
+	}
 	h, err := oidc2fa.New(cfg)
 	require.NoError(t, err)
 	return &env{t: t, mem: mem, clock: c, auth: auth, keys: keys, handler: h, client: client,

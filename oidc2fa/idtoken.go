@@ -3,6 +3,8 @@ package oidc2fa
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +16,8 @@ import (
 )
 
 // IDToken is the claims set of an ID token the provider issues (OpenID Connect Core 1.0 §2).
-// There is no at_hash: the token response carries no access token.
+// There is no at_hash: an access token, when a client has one, is good only at the UserInfo
+// endpoint, which returns the same claims.
 type IDToken struct {
 	// Issuer is "iss": the issuer URL of the tenant, BaseURL + "/" + tenant.
 	Issuer string
@@ -106,10 +109,16 @@ func namedElsewhere(ctx context.Context, users store.Users, tenant, self, name s
 	return false, nil
 }
 
-// mintIDToken checks t, writes its claims and has s sign them for tenant, returning the compact
-// JWS. A token without iss, sub, aud, iat or exp, or one that expires before it is issued, is
-// an error and is never signed.
+// mintIDToken is mintIDTokenWith for EdDSA.
 func mintIDToken(ctx context.Context, s Signer, tenant string, t *IDToken) (string, error) {
+	return mintIDTokenWith(ctx, s, tenant, AlgEdDSA, t)
+}
+
+// mintIDTokenWith checks t, writes its claims and has s sign them for tenant with the JWS
+// algorithm alg, returning the compact JWS. A token without iss, sub, aud, iat or exp, or one
+// that expires before it is issued, is an error and is never signed; so is an alg other than
+// EdDSA that s does not offer as an AlgorithmSigner.
+func mintIDTokenWith(ctx context.Context, s Signer, tenant, alg string, t *IDToken) (string, error) {
 	switch {
 	case t.Issuer == "" || t.Subject == "" || t.Audience == "":
 		return "", errors.New("oidc2fa: ID token needs iss, sub and aud")
@@ -118,7 +127,14 @@ func mintIDToken(ctx context.Context, s Signer, tenant string, t *IDToken) (stri
 	case !t.Expiry.After(t.IssuedAt):
 		return "", errors.New("oidc2fa: ID token expires before it is issued")
 	}
-	return s.Sign(ctx, tenant, t.appendJSON(make([]byte, 0, 512)))
+	if alg == AlgEdDSA {
+		return s.Sign(ctx, tenant, t.appendJSON(make([]byte, 0, 512)))
+	}
+	as, ok := s.(AlgorithmSigner)
+	if !ok || !slices.Contains(as.Algorithms(), alg) {
+		return "", fmt.Errorf("oidc2fa: the signer does not sign %q ID tokens", alg)
+	}
+	return as.SignWith(ctx, tenant, alg, t.appendJSON(make([]byte, 0, 512)))
 }
 
 // appendJSON appends the claims of t as a JSON object to dst: the members in the order iss, sub,

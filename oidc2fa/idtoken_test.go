@@ -272,7 +272,7 @@ func TestJWKS(t *testing.T) {
 	t.Run("exact rendering", func(t *testing.T) {
 		x, err := base64.RawURLEncoding.DecodeString("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
 		require.NoError(t, err)
-		got, err := jwksJSON([]PublicKey{{KID: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", Key: x}})
+		got, err := jwksJSON([]PublicKey{{KID: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", Key: ed25519.PublicKey(x)}})
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"keys":[{"kty":"OKP","crv":"Ed25519","alg":"EdDSA","use":"sig",`+
 			`"kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}`, string(got))

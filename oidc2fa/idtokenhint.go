@@ -2,7 +2,6 @@ package oidc2fa
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -42,11 +41,11 @@ func (p *provider) checkIDTokenHint(ctx context.Context, tenant, clientID, subje
 	if err := decodeSegment(parts[0], &header); err != nil {
 		return fmt.Errorf("the id_token_hint's header: %w", err)
 	}
-	if header.Alg != "EdDSA" || header.Kid == "" || len(header.Crit) > 0 {
-		return errors.New("the id_token_hint is not an EdDSA token with a kid")
+	if !ValidSigningAlgorithm(header.Alg) || header.Kid == "" || len(header.Crit) > 0 {
+		return errors.New("the id_token_hint is not a token of this provider's algorithms with a kid")
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != ed25519.SignatureSize {
+	if err != nil {
 		return errors.New("the id_token_hint's signature is malformed")
 	}
 	keys, err := p.cfg.Signer.Keys(ctx, tenant)
@@ -56,7 +55,7 @@ func (p *provider) checkIDTokenHint(ctx context.Context, tenant, clientID, subje
 	verified := false
 	for _, k := range keys {
 		if k.KID == header.Kid {
-			verified = len(k.Key) == ed25519.PublicKeySize && ed25519.Verify(k.Key, []byte(parts[0]+"."+parts[1]), sig)
+			verified = verifySignature(k, header.Alg, []byte(parts[0]+"."+parts[1]), sig)
 			break
 		}
 	}

@@ -157,7 +157,9 @@ func TestKeyRingSignVerify(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestKeyRingSameKeysForEveryTenant(t *testing.T) {
+// Each tenant signs with keys of its own, and its JWKS lists only those: a token of one tenant
+// never verifies with another's keys. Keys given in the config are shared by every tenant.
+func TestKeyRingKeysPerTenant(t *testing.T) {
 	ctx := context.Background()
 	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
 	require.NoError(t, err)
@@ -165,11 +167,25 @@ func TestKeyRingSameKeysForEveryTenant(t *testing.T) {
 	require.NoError(t, err)
 	b, err := ring.Keys(ctx, "globex")
 	require.NoError(t, err)
-	assert.Equal(t, a, b)
+	require.Len(t, a, 1)
+	require.Len(t, b, 1)
+	assert.NotEqual(t, a[0].KID, b[0].KID)
 	tok, err := ring.Sign(ctx, "acme", []byte(`{}`))
 	require.NoError(t, err)
-	_, err = ringVerify(t, tok, b)
+	_, err = ringVerify(t, tok, a)
 	assert.NoError(t, err)
+	_, err = ringVerify(t, tok, b)
+	assert.Error(t, err, "an acme token does not verify with globex's JWKS")
+	_, err = ring.Sign(ctx, "", []byte(`{}`))
+	assert.Error(t, err, "a token is always some tenant's")
+
+	shared, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Keys: []ed25519.PrivateKey{ringTestKey(t)}})
+	require.NoError(t, err)
+	a, err = shared.Keys(ctx, "acme")
+	require.NoError(t, err)
+	b, err = shared.Keys(ctx, "globex")
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "configured keys are shared")
 }
 
 func TestKeyRingKIDIsThumbprint(t *testing.T) {
@@ -180,7 +196,7 @@ func TestKeyRingKIDIsThumbprint(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	assert.Equal(t, rfc8037KID, keys[0].KID, "RFC 8037 A.3")
-	assert.Equal(t, rfc8037X, base64.RawURLEncoding.EncodeToString(keys[0].Key))
+	assert.Equal(t, rfc8037X, base64.RawURLEncoding.EncodeToString(keys[0].Key.(ed25519.PublicKey)))
 
 	// Deterministic: another ring with the same key agrees, and so does Add.
 	again, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
@@ -203,8 +219,10 @@ func TestKeyRingRotate(t *testing.T) {
 
 	clock.Advance(10 * time.Minute)
 	rotatedAt := clock.Now()
-	newKID, err := ring.Rotate(ctx)
+	newKIDs, err := ring.Rotate(ctx)
 	require.NoError(t, err)
+	require.Len(t, newKIDs, 1, "acme's one key")
+	newKID := newKIDs[0]
 	require.NotEqual(t, oldKID, newKID)
 
 	newToken, err := ring.Sign(ctx, "acme", []byte(`{"n":2}`))
@@ -241,28 +259,28 @@ func TestKeyRingRotateTwice(t *testing.T) {
 	clock := newRingClock()
 	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now}) // DefaultKeyRetention
 	require.NoError(t, err)
-	k0, err := ring.Keys(ctx, "")
+	k0, err := ring.Keys(ctx, "acme")
 	require.NoError(t, err)
 	clock.Advance(time.Hour)
-	k1, err := ring.Rotate(ctx)
+	k1, err := ring.RotateTenant(ctx, "acme")
 	require.NoError(t, err)
 	clock.Advance(time.Hour)
-	k2, err := ring.Rotate(ctx)
+	k2, err := ring.RotateTenant(ctx, "acme")
 	require.NoError(t, err)
 
-	keys, err := ring.Keys(ctx, "")
+	keys, err := ring.Keys(ctx, "acme")
 	require.NoError(t, err)
-	assert.Equal(t, []string{k2, k1, k0[0].KID}, ringKIDs(keys), "newest first")
+	assert.Equal(t, []string{k2[0], k1[0], k0[0].KID}, ringKIDs(keys), "newest first")
 
 	clock.Advance(oidc2fa.DefaultKeyRetention - time.Hour)
-	keys, err = ring.Keys(ctx, "")
+	keys, err = ring.Keys(ctx, "acme")
 	require.NoError(t, err)
-	assert.Equal(t, []string{k2, k1}, ringKIDs(keys), "k0 was retired DefaultKeyRetention ago")
+	assert.Equal(t, []string{k2[0], k1[0]}, ringKIDs(keys), "k0 was retired DefaultKeyRetention ago")
 
 	clock.Advance(time.Hour)
-	keys, err = ring.Keys(ctx, "")
+	keys, err = ring.Keys(ctx, "acme")
 	require.NoError(t, err)
-	assert.Equal(t, []string{k2}, ringKIDs(keys))
+	assert.Equal(t, []string{k2[0]}, ringKIDs(keys))
 }
 
 func TestKeyRingAdd(t *testing.T) {
@@ -377,7 +395,7 @@ func TestKeyRingConfig(t *testing.T) {
 
 		keys, err := ring.Keys(ctx, "")
 		require.NoError(t, err)
-		clear(keys[0].Key)
+		clear(keys[0].Key.(ed25519.PublicKey))
 		keys, err = ring.Keys(ctx, "")
 		require.NoError(t, err)
 		assert.Equal(t, a.Public(), keys[0].Key, "Keys returns copies")
@@ -546,6 +564,8 @@ func TestKeyRingParsePrivateKeysJWK(t *testing.T) {
 func TestKeyRingConcurrentSignDuringRotate(t *testing.T) {
 	ctx := context.Background()
 	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
+	require.NoError(t, err)
+	_, err = ring.Keys(ctx, "acme") // acme's first key
 	require.NoError(t, err)
 
 	const signers, perSigner, rotations = 4, 50, 20

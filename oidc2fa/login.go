@@ -162,6 +162,21 @@ func (p *provider) loginPath(in *store.Interaction, rest string) string {
 	return s
 }
 
+// tokenShaped reports whether s has the shape of what randomToken makes: 43 characters of the
+// unpadded base64url alphabet.
+func tokenShaped(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // bindingCookie is the name of the cookie that binds interaction id to the browser; one per
 // interaction, so two tabs do not disturb each other.
 func bindingCookie(id string) string { return "visid_login_" + id[:16] }
@@ -254,7 +269,7 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant, id string) (*store.Interaction, bool) {
 	secureHeaders(w.Header())
 	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
-	if len(id) != 43 {
+	if !tokenShaped(id) { // checked before any store call: a store may refuse bytes that are not text
 		p.page(w, r, http.StatusBadRequest, ended)
 		return nil, false
 	}

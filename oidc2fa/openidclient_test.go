@@ -6,63 +6,37 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/openidclienttest"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
 )
 
-// openIDClientVersion is the npm openid-client the interop test installs.
-const openIDClientVersion = "6.8.9"
+// openIDClientResult is what testdata/openid-client.mjs prints.
+type openIDClientResult struct {
+	Sub, Iss, Aud     string
+	Nonce             bool
+	PreferredUsername string         `json:"preferred_username"`
+	BrowserParams     []string       `json:"browser_params"`
+	TokenType         string         `json:"token_type"`
+	ExpiresIn         int            `json:"expires_in"`
+	Alg               string         `json:"alg"`
+	UserInfo          map[string]any `json:"userinfo"`
+}
 
-// TestOpenIDClientNode runs a sign-in with npm's openid-client 6 against the provider, proving
-// what the README says: it accepts EdDSA, PKCE, client_secret_post and the iss parameter, and
-// reads the ID-token-only response once customFetch adds a placeholder access_token; and it
-// pushes the request (RFC 9126) with buildAuthorizationUrlWithPAR to a client that requires it.
-// It needs
-// Node.js and the npm registry; it skips without them, unless VISID_REQUIRE_SERVICES=1.
+// TestOpenIDClientNode runs a sign-in with npm's openid-client 6, unpatched, against the
+// provider, for clients registered with an access token: it accepts EdDSA, Ed25519, RS256 and
+// ES256, PKCE, client_secret_post and the iss parameter, reads the token response, and fetches
+// UserInfo with the access token; and it pushes the request (RFC 9126) with
+// buildAuthorizationUrlWithPAR to a client that requires it. It needs openid-client installed
+// (internal/openidclienttest).
 func TestOpenIDClientNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs an npm package; -short")
-	}
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		unavailable("node is not installed: %v", err)
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		unavailable("npm is not installed: %v", err)
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"),
-		[]byte(`{"private":true,"dependencies":{"openid-client":"`+openIDClientVersion+`"}}`), 0o644))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-		"--fetch-retries=1", "--fetch-timeout=20000") // an offline machine gives up quickly
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
-		unavailable("npm install openid-client@%s: %v\n%s", openIDClientVersion, err, out)
-	}
-	script, err := os.ReadFile("testdata/openid-client.mjs")
-	require.NoError(t, err)
-	// Copied, not linked: Node resolves packages from the script's real directory.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "openid-client.mjs"), script, 0o644))
-
+	script := openidclienttest.Script(t, "testdata/openid-client.mjs")
+	ctx := context.Background()
 	e := newEnv(t)
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -71,39 +45,37 @@ func TestOpenIDClientNode(t *testing.T) {
 	const redirect = "http://127.0.0.1:9/callback"
 	provider, err := oidc2fa.New(oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
-		Pushed: b.Pushed, Authenticator: &authtest.Authenticator{AutoApprove: true}, Signer: e.keys, BaseURL: srv.URL + "/oidc",
-		Logger: slog.New(slog.DiscardHandler),
+		Pushed: b.Pushed, AccessTokens: b.AccessTokens, Authenticator: &authtest.Authenticator{AutoApprove: true},
+		Signer: e.keys, BaseURL: srv.URL + "/oidc", Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
-	for _, mode := range []string{"plain", "par"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct{ mode, alg string }{
+		{"plain", ""}, {"par", ""}, {"plain", "Ed25519"}, {"plain", "RS256"}, {"plain", "ES256"},
+	} {
+		t.Run(tc.mode+" "+tc.alg, func(t *testing.T) {
 			secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{Tenant: "acme", Name: "node",
-				RedirectURIs: []string{redirect}, RequirePAR: mode == "par"})
+				RedirectURIs: []string{redirect}, RequirePAR: tc.mode == "par", IDTokenAlg: tc.alg, AccessToken: true})
 			require.NoError(t, err)
-			run := exec.CommandContext(ctx, node, "openid-client.mjs", srv.URL+"/oidc/acme", client.ID, secret, redirect,
-				"ann@example.com", mode)
-			run.Dir = dir
-			out, err := run.Output()
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			require.NoError(t, err, "node: %s", stderr)
-			var got struct {
-				Sub, Iss, Aud     string
-				Nonce             bool
-				PreferredUsername string   `json:"preferred_username"`
-				BrowserParams     []string `json:"browser_params"`
-			}
+			out := script(srv.URL+"/oidc/acme", client.ID, secret, redirect, "ann@example.com", tc.mode)
+			var got openIDClientResult
 			require.NoError(t, json.Unmarshal(out, &got), "node printed: %s", out)
 			assert.Equal(t, e.user.ID, got.Sub)
 			assert.Equal(t, srv.URL+"/oidc/acme", got.Iss)
 			assert.Equal(t, client.ID, got.Aud)
 			assert.True(t, got.Nonce, "openid-client saw our nonce")
 			assert.Equal(t, "ann@example.com", got.PreferredUsername)
-			if mode == "par" {
+			want := tc.alg
+			if want == "" {
+				want = "EdDSA"
+			}
+			assert.Equal(t, want, got.Alg)
+			assert.Equal(t, "bearer", got.TokenType, "openid-client lower-cases it")
+			assert.Equal(t, 300, got.ExpiresIn)
+			assert.Equal(t, map[string]any{"sub": e.user.ID, "preferred_username": "ann@example.com",
+				"email": "ann.lee@example.com"}, got.UserInfo)
+			if tc.mode == "par" {
 				assert.Equal(t, []string{"client_id", "request_uri"}, got.BrowserParams, "the browser carries nothing else")
 			}
 		})

@@ -32,6 +32,10 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 		if p.allow(w, method, "POST") {
 			p.token(w, r, seg[1])
 		}
+	case len(seg) == 2 && seg[0] == "userinfo" && p.cfg.AccessTokens != nil:
+		if p.allow(w, method, "GET", "POST") {
+			p.userinfo(w, r, seg[1])
+		}
 	case len(seg) == 2 && seg[0] == "jwks":
 		if p.allow(w, method, "GET", "HEAD") {
 			p.jwks(w, r, seg[1])

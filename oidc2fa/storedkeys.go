@@ -2,8 +2,7 @@ package oidc2fa
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
+	"crypto"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -14,13 +13,21 @@ import (
 
 // LoadKeyRing returns a KeyRing whose keys live in keys, so that ID tokens stay verifiable
 // across restarts and every instance that shares the store signs and publishes the same keys.
-// It loads the keys still published (signing, or retired less than Retain ago) and, when no
-// key signs, generates one and stores it. cfg.Keys must be empty.
+// It loads the keys still published (signing, or retired less than Retain ago); a tenant's
+// first key of an algorithm is made, and stored, when the tenant first needs it. cfg.Keys must
+// be empty.
 //
-// Rotate (and Add) store the new key and the old key's retirement. Other instances see a
-// rotation when they call Reload, which a host runs from time to time (every minute, say; keep
-// the interval well below Config.JWKSMaxAge and Retain). Until then they sign with the old key,
-// which is still published, so every token verifies everywhere.
+// Keys of a stored ring reads the store, so the JWKS of every instance lists a new key as soon
+// as one instance has made it. Rotate and RotateTenant store the new keys and the old keys'
+// retirement. Other instances sign with the new keys when they call Reload, which a host runs
+// from time to time (every minute, say; keep the interval well below Config.JWKSMaxAge and
+// Retain). Until then they sign with the old keys, which are still published, so every token
+// verifies everywhere.
+//
+// A store that holds the key every tenant shared (what earlier versions of visid stored, with
+// no tenant) has that key retired at the first load: it stays published in every tenant's JWKS
+// until Retain has passed, so the tokens it signed keep verifying, and each tenant signs with a
+// key of its own from then on.
 func LoadKeyRing(ctx context.Context, cfg KeyRingConfig, keys store.SigningKeys) (*KeyRing, error) {
 	if keys == nil {
 		return nil, errors.New("oidc2fa: LoadKeyRing needs a store.SigningKeys")
@@ -39,101 +46,66 @@ func LoadKeyRing(ctx context.Context, cfg KeyRingConfig, keys store.SigningKeys)
 	return r, nil
 }
 
-// Reload reads the ring's keys from its store: the newest unretired key signs, the older
-// unretired ones are retired (two instances that started at once each stored a key), and keys
-// whose retention has passed are deleted from the store. When no key signs, it generates one.
-// Reload of a ring from NewKeyRing does nothing.
+// Reload reads the ring's keys from its store: in each chain (a tenant and an algorithm) the
+// newest unretired key signs and the older unretired ones are retired (instances that needed a
+// tenant's first key at once each stored one); a shared key (no tenant) is retired; keys whose
+// retention has passed are deleted from the store. Reload of a ring from NewKeyRing does
+// nothing.
 func (r *KeyRing) Reload(ctx context.Context) error {
 	if r.store == nil {
 		return nil
 	}
+	r.reloadMu.Lock()
+	defer r.reloadMu.Unlock()
 	stored, err := r.store.List(ctx)
 	if err != nil {
 		return fmt.Errorf("oidc2fa: reading the signing keys: %w", err)
 	}
-	if !slices.ContainsFunc(stored, func(k store.SigningKey) bool { return k.Retired.IsZero() }) {
-		if _, err := r.storeNew(ctx); err != nil {
-			return err
-		}
-		if stored, err = r.store.List(ctx); err != nil {
-			return fmt.Errorf("oidc2fa: reading the signing keys: %w", err)
-		}
-	}
 	now := r.now()
-	var current *ringKey
-	var retired []*ringKey
+	chains := map[chainID]*chain{}
 	for i := len(stored) - 1; i >= 0; i-- { // newest first
 		sk := stored[i]
-		if sk.Algorithm != "EdDSA" {
+		if !ValidSigningAlgorithm(sk.Algorithm) {
 			continue // a key of another signer
 		}
-		k, err := parseStoredKey(sk)
+		k, err := r.parseStored(sk)
 		if err != nil {
 			return err
 		}
+		id := chainID{sk.Tenant, sk.Algorithm}
+		c := chains[id]
+		if c == nil {
+			c = &chain{}
+			chains[id] = c
+		}
 		switch {
-		case sk.Retired.IsZero() && current == nil:
-			current = k
+		case sk.Retired.IsZero() && sk.Tenant != "" && c.current == nil:
+			c.current = k
 			continue
 		case sk.Retired.IsZero():
 			if err := r.store.Retire(ctx, sk.ID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
 			}
-			k.retired = now
+			k = k.retiredAt(now)
 		default:
-			k.retired = sk.Retired
+			k = k.retiredAt(sk.Retired)
 		}
 		if r.published(k, now) {
-			retired = append(retired, k)
-		} else if err := r.store.Delete(ctx, sk.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("oidc2fa: deleting an expired signing key: %w", err)
+			c.retired = append(c.retired, k)
+		} else {
+			if err := r.store.Delete(ctx, sk.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("oidc2fa: deleting an expired signing key: %w", err)
+			}
+			r.parsed.Delete(sk.ID)
 		}
 	}
-	if current == nil {
-		return errors.New("oidc2fa: the store holds no EdDSA signing key")
+	for _, c := range chains {
+		slices.SortStableFunc(c.retired, func(a, b *ringKey) int { return b.retired.Compare(a.retired) })
 	}
-	slices.SortStableFunc(retired, func(a, b *ringKey) int { return b.retired.Compare(a.retired) })
 	r.mu.Lock()
-	r.current, r.retired = current, retired
+	r.chains = chains
 	r.mu.Unlock()
 	return nil
-}
-
-// addStored stores priv as the signing key, retires the key that signed until now in the store,
-// and reloads.
-func (r *KeyRing) addStored(ctx context.Context, priv ed25519.PrivateKey) (string, error) {
-	k, err := newRingKey(priv)
-	if err != nil {
-		return "", err
-	}
-	r.mu.RLock()
-	old := r.current
-	r.mu.RUnlock()
-	if old != nil && old.kid == k.kid {
-		return k.kid, nil
-	}
-	if err := r.put(ctx, k); err != nil {
-		return "", err
-	}
-	if old != nil {
-		if err := r.store.Retire(ctx, old.kid, r.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return "", fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
-		}
-	}
-	return k.kid, r.Reload(ctx)
-}
-
-// storeNew generates a key and stores it.
-func (r *KeyRing) storeNew(ctx context.Context) (string, error) {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return "", fmt.Errorf("oidc2fa: generate key: %w", err)
-	}
-	k, err := newRingKey(priv)
-	if err != nil {
-		return "", err
-	}
-	return k.kid, r.put(ctx, k)
 }
 
 // put stores k, unretired.
@@ -142,29 +114,33 @@ func (r *KeyRing) put(ctx context.Context, k *ringKey) error {
 	if err != nil {
 		return fmt.Errorf("oidc2fa: encoding a signing key: %w", err)
 	}
-	err = r.store.Add(ctx, store.SigningKey{ID: k.kid, Algorithm: "EdDSA", PrivateKey: der, Created: r.now()})
+	err = r.store.Add(ctx, store.SigningKey{ID: k.kid, Tenant: k.tenant, Algorithm: k.alg, PrivateKey: der, Created: r.now()})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("oidc2fa: storing a signing key: %w", err)
 	}
 	return nil
 }
 
-// parseStoredKey turns a stored key back into a ring key.
-func parseStoredKey(sk store.SigningKey) (*ringKey, error) {
+// parseStored turns a stored key back into a ring key, unretired, parsing each key once.
+func (r *KeyRing) parseStored(sk store.SigningKey) (*ringKey, error) {
+	if k, ok := r.parsed.Load(sk.ID); ok {
+		return k.(*ringKey), nil
+	}
 	key, err := x509.ParsePKCS8PrivateKey(sk.PrivateKey)
 	if err != nil {
 		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
 	}
-	priv, ok := key.(ed25519.PrivateKey)
+	priv, ok := key.(crypto.Signer)
 	if !ok {
 		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, ErrInvalidKey)
 	}
-	k, err := newRingKey(priv)
+	k, err := newRingKey(sk.Tenant, sk.Algorithm, priv)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
 	}
 	if k.kid != sk.ID {
 		return nil, fmt.Errorf("oidc2fa: signing key %s: its id is not its thumbprint %s", sk.ID, k.kid)
 	}
+	r.parsed.Store(sk.ID, k)
 	return k, nil
 }

@@ -2,8 +2,15 @@ package oidc2fa_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
+	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -17,16 +24,35 @@ import (
 	"github.com/visid/visid/store/memstore"
 )
 
-// verifies reports whether token's signature verifies with one of keys.
+// verifies reports whether token's signature verifies with the key of keys its kid names,
+// under the algorithm its header names, which must be the key's.
 func verifies(t *testing.T, keys []oidc2fa.PublicKey, token string) bool {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	require.Len(t, parts, 3)
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	require.NoError(t, err)
+	var h struct{ Alg, Kid string }
+	require.NoError(t, json.Unmarshal(raw, &h))
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	require.NoError(t, err)
+	input := []byte(parts[0] + "." + parts[1])
+	sum := sha256.Sum256(input)
 	for _, k := range keys {
-		if ed25519.Verify(ed25519.PublicKey(k.Key), []byte(parts[0]+"."+parts[1]), sig) {
-			return true
+		alg := k.Algorithm
+		if alg == "" {
+			alg = "EdDSA"
+		}
+		if k.KID != h.Kid || alg != h.Alg {
+			continue
+		}
+		switch pub := k.Key.(type) {
+		case ed25519.PublicKey:
+			return ed25519.Verify(pub, input, sig)
+		case *rsa.PublicKey:
+			return rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil
+		case *ecdsa.PublicKey:
+			return len(sig) == 64 && ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:]))
 		}
 	}
 	return false
@@ -48,10 +74,14 @@ func TestLoadKeyRingPersists(t *testing.T) {
 	require.NoError(t, err)
 	stored, err := keys.List(ctx)
 	require.NoError(t, err)
-	require.Len(t, stored, 1, "an empty store gets one key")
-	assert.Equal(t, "EdDSA", stored[0].Algorithm)
+	require.Empty(t, stored, "a tenant's key is made when it is first needed")
 	token, err := first.Sign(ctx, "acme", []byte(`{"sub":"user_1"}`))
 	require.NoError(t, err)
+	stored, err = keys.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
+	assert.Equal(t, "EdDSA", stored[0].Algorithm)
+	assert.Equal(t, "acme", stored[0].Tenant)
 
 	// A restart, or another instance: the same key signs, and the old token verifies.
 	again, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
@@ -60,6 +90,43 @@ func TestLoadKeyRingPersists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{stored[0].ID}, kids(pub))
 	assert.True(t, verifies(t, pub, token))
+}
+
+// Each tenant has keys of its own, one per algorithm it signs with, in the store; a tenant's
+// JWKS lists its keys alone, and a token of one tenant does not verify with another's. A key
+// another instance makes is in this instance's JWKS at once.
+func TestLoadKeyRingPerTenantAndAlgorithm(t *testing.T) {
+	ctx := context.Background()
+	keys := memstore.New().SigningKeys()
+	a, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, keys)
+	require.NoError(t, err)
+	b, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, keys)
+	require.NoError(t, err)
+	tokens := map[string]string{}
+	for _, alg := range oidc2fa.SigningAlgorithms() {
+		tok, err := a.SignWith(ctx, "acme", alg, []byte(`{"sub":"user_1"}`))
+		require.NoError(t, err, alg)
+		tokens[alg] = tok
+	}
+	_, err = a.SignWith(ctx, "acme", "HS256", []byte(`{}`))
+	require.ErrorIs(t, err, oidc2fa.ErrUnsupportedAlgorithm)
+	globexTok, err := b.Sign(ctx, "globex", []byte(`{}`))
+	require.NoError(t, err)
+
+	acmeKeys, err := b.Keys(ctx, "acme") // b never signed for acme
+	require.NoError(t, err)
+	assert.Len(t, acmeKeys, len(oidc2fa.SigningAlgorithms()), "one key per algorithm used")
+	for alg, tok := range tokens {
+		assert.True(t, verifies(t, acmeKeys, tok), "%s token verifies with acme's JWKS", alg)
+	}
+	globexKeys, err := a.Keys(ctx, "globex")
+	require.NoError(t, err)
+	assert.Equal(t, 1, len(globexKeys))
+	assert.True(t, verifies(t, globexKeys, globexTok))
+	assert.False(t, verifies(t, acmeKeys, globexTok), "a globex token does not verify with acme's JWKS")
+	for alg, tok := range tokens {
+		assert.False(t, verifies(t, globexKeys, tok), "an acme %s token does not verify with globex's JWKS", alg)
+	}
 }
 
 func TestLoadKeyRingRotation(t *testing.T) {
@@ -72,63 +139,142 @@ func TestLoadKeyRingRotation(t *testing.T) {
 	require.NoError(t, err)
 	old, err := a.Sign(ctx, "acme", []byte(`{}`))
 	require.NoError(t, err)
+	globex, err := a.Sign(ctx, "globex", []byte(`{}`))
+	require.NoError(t, err)
+	globexKeys, err := a.Keys(ctx, "globex")
+	require.NoError(t, err)
+	require.NoError(t, b.Reload(ctx))
 
 	c.Advance(time.Minute)
-	kid, err := a.Rotate(ctx)
+	newKIDs, err := a.RotateTenant(ctx, "acme")
 	require.NoError(t, err)
+	require.Len(t, newKIDs, 1)
+	kid := newKIDs[0]
 	stored, err := keys.List(ctx)
 	require.NoError(t, err)
-	require.Len(t, stored, 2)
-	assert.False(t, stored[0].Retired.IsZero(), "the old key is retired in the store")
-	assert.True(t, stored[1].Retired.IsZero())
-	assert.Equal(t, kid, stored[1].ID)
+	require.Len(t, stored, 3)
+	var oldAcme string
+	for _, k := range stored {
+		switch {
+		case k.Tenant == "globex":
+			assert.True(t, k.Retired.IsZero(), "globex's key is not retired")
+		case k.ID == kid:
+			assert.True(t, k.Retired.IsZero(), "acme's new key signs")
+		default:
+			assert.False(t, k.Retired.IsZero(), "acme's old key is retired in the store")
+			oldAcme = k.ID
+		}
+	}
 
 	require.NoError(t, b.Reload(ctx))
 	for _, r := range []*oidc2fa.KeyRing{a, b} {
 		pub, err := r.Keys(ctx, "acme")
 		require.NoError(t, err)
-		assert.Equal(t, []string{kid, stored[0].ID}, kids(pub), "the new key signs, the old one is published")
+		assert.Equal(t, []string{kid, oldAcme}, kids(pub), "the new key signs, the old one is published")
 		assert.True(t, verifies(t, pub, old))
 		tok, err := r.Sign(ctx, "acme", []byte(`{}`))
 		require.NoError(t, err)
 		assert.True(t, verifies(t, []oidc2fa.PublicKey{pub[0]}, tok), "signed with the new key")
+		g, err := r.Keys(ctx, "globex")
+		require.NoError(t, err)
+		assert.Equal(t, kids(globexKeys), kids(g), "another tenant's keys do not change")
+		assert.True(t, verifies(t, g, globex))
 	}
 
-	// Once the retention has passed, Reload drops the old key from the JWKS and the store.
+	// Rotate rotates every tenant.
+	all, err := b.Rotate(ctx)
+	require.NoError(t, err)
+	assert.Len(t, all, 2)
+
+	// Once the retention has passed, Reload drops the old keys from the JWKS and the store.
 	c.Advance(time.Hour)
 	require.NoError(t, b.Reload(ctx))
 	pub, err := b.Keys(ctx, "acme")
 	require.NoError(t, err)
-	assert.Equal(t, []string{kid}, kids(pub))
+	assert.Len(t, pub, 1)
 	stored, err = keys.List(ctx)
 	require.NoError(t, err)
-	assert.Len(t, stored, 1)
+	assert.Len(t, stored, 2)
 }
 
-// TestLoadKeyRingConcurrentStart: instances that start at once on an empty store each store a
-// key; after a Reload they all sign with the same one, and the others are retired.
+// A store from before keys were per tenant holds one shared key, unretired. Loading it retires
+// it: it stays in every tenant's JWKS until Retain has passed, so the tokens it signed keep
+// verifying, and each tenant signs with its own key from then on.
+func TestLoadKeyRingMigratesSharedKey(t *testing.T) {
+	ctx := context.Background()
+	keys := memstore.New().SigningKeys()
+	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	sharedKey := ringTestKey(t)
+	legacy, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Keys: []ed25519.PrivateKey{sharedKey}})
+	require.NoError(t, err)
+	inFlight, err := legacy.Sign(ctx, "acme", []byte(`{"sub":"user_1"}`))
+	require.NoError(t, err)
+	der, err := x509.MarshalPKCS8PrivateKey(sharedKey)
+	require.NoError(t, err)
+	legacyKeys, err := legacy.Keys(ctx, "")
+	require.NoError(t, err)
+	sharedKID := legacyKeys[0].KID
+	require.NoError(t, keys.Add(ctx, store.SigningKey{ID: sharedKID, Algorithm: "EdDSA", PrivateKey: der, Created: c.Now().Add(-time.Hour)}))
+
+	c.Advance(time.Minute)
+	r, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour}, keys)
+	require.NoError(t, err)
+	stored, err := keys.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, stored, 1)
+	assert.Equal(t, c.Now(), stored[0].Retired, "the shared key is retired at the first load")
+
+	for _, tenant := range []string{"acme", "globex"} {
+		pub, err := r.Keys(ctx, tenant)
+		require.NoError(t, err)
+		require.Len(t, pub, 2, "%s: its own key, then the shared one", tenant)
+		assert.Equal(t, sharedKID, pub[1].KID)
+		assert.True(t, verifies(t, pub, inFlight), "%s: a token signed before the upgrade still verifies", tenant)
+		tok, err := r.Sign(ctx, tenant, []byte(`{}`))
+		require.NoError(t, err)
+		assert.True(t, verifies(t, pub[:1], tok), "%s signs with its own key", tenant)
+	}
+
+	c.Advance(time.Hour)
+	require.NoError(t, r.Reload(ctx))
+	pub, err := r.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Len(t, pub, 1, "the shared key is gone once its tokens have expired")
+	assert.False(t, verifies(t, pub, inFlight))
+}
+
+// TestLoadKeyRingConcurrentStart: instances that need a tenant's first key at once may each
+// store one; after a Reload they all sign with the same one, and the others are retired (and
+// stay published).
 func TestLoadKeyRingConcurrentStart(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
 	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	rings := make([]*oidc2fa.KeyRing, 8)
+	tokens := make([]string, len(rings))
 	var wg sync.WaitGroup
 	for i := range rings {
 		wg.Go(func() {
 			r, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
-			if err == nil {
+			if err != nil {
+				return
+			}
+			if tokens[i], err = r.Sign(ctx, "acme", []byte(`{}`)); err == nil {
 				rings[i] = r
 			}
 		})
 	}
 	wg.Wait()
 	signing := map[string]bool{}
-	for _, r := range rings {
+	for i, r := range rings {
 		require.NotNil(t, r)
 		require.NoError(t, r.Reload(ctx))
 		pub, err := r.Keys(ctx, "acme")
 		require.NoError(t, err)
 		signing[pub[0].KID] = true
+		for _, tok := range tokens {
+			assert.True(t, verifies(t, pub, tok), "ring %d publishes every key that signed", i)
+		}
 	}
 	assert.Len(t, signing, 1, "one signing key everywhere")
 	stored, err := keys.List(ctx)
@@ -152,7 +298,12 @@ func TestLoadKeyRingErrors(t *testing.T) {
 	assert.Error(t, err)
 
 	keys := memstore.New().SigningKeys()
-	require.NoError(t, keys.Add(ctx, store.SigningKey{ID: "bogus", Algorithm: "EdDSA", PrivateKey: []byte("not DER"), Created: time.Now()}))
+	require.NoError(t, keys.Add(ctx, store.SigningKey{ID: "bogus", Tenant: "acme", Algorithm: "EdDSA", PrivateKey: []byte("not DER"), Created: time.Now()}))
 	_, err = oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, keys)
 	assert.Error(t, err, "a damaged key is an error, not a silent new key")
+
+	r, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, memstore.New().SigningKeys())
+	require.NoError(t, err)
+	_, err = r.Add(priv)
+	assert.Error(t, err, "a stored ring has no shared key to add")
 }

@@ -22,7 +22,7 @@ const instrumentationName = "github.com/visid/visid/oidc2fa"
 // attributes.
 const (
 	// MetricRequestDuration is the time of each request, in seconds, by visid.oidc.endpoint
-	// (authorize, par, token, jwks, discovery, enroll, enrollment, login, other),
+	// (authorize, par, token, jwks, userinfo, discovery, enroll, enrollment, login, other),
 	// http.request.method and http.response.status_code: a histogram, so it also counts the
 	// requests.
 	MetricRequestDuration = "http.server.request.duration"
@@ -131,7 +131,7 @@ func outcomeOf(subject string, f Failure) string {
 }
 
 // endpoints are the endpoints metrics and spans name; any other path is "other".
-var endpoints = map[string]bool{"authorize": true, "par": true, "token": true, "jwks": true,
+var endpoints = map[string]bool{"authorize": true, "par": true, "token": true, "jwks": true, "userinfo": true,
 	"enroll": true, "enrollment": true, "login": true}
 
 // pathLabel returns the endpoint of a path relative to the handler.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/visid/visid/store"
 )
@@ -18,7 +19,9 @@ import (
 // token is the token endpoint (OpenID Connect Core §3.1.3). The client is authenticated before
 // the code is touched, so a failed attempt never burns it; the code is then consumed in one
 // atomic store operation and checked against the client, the redirect URI, its expiry and the
-// PKCE verifier. Success is an ID token and nothing else.
+// PKCE verifier. Success is an ID token, signed with the client's algorithm, and for a client
+// registered with store.Client.AccessToken an access token good only at the UserInfo endpoint.
+// A replayed code revokes the access tokens its first redemption issued.
 func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) {
 	ctx := r.Context()
 	form, client, ok := p.clientRequest(w, r, tenant)
@@ -43,12 +46,14 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 		return
 	}
 	invalid := newError(errInvalidGrant, "the code is invalid, expired, used, or was issued to another client or redirect URI")
-	grant, err := p.cfg.Codes.Consume(ctx, sha256.Sum256([]byte(code)))
+	codeHash := sha256.Sum256([]byte(code))
+	grant, err := p.cfg.Codes.Consume(ctx, codeHash)
 	switch {
 	case errors.Is(err, store.ErrUsed):
 		p.log.WarnContext(ctx, "authorization code replayed", "tenant", tenant, "client", client.ID,
 			"code_client", grant.ClientID, "subject", grant.Subject)
 		p.tel.count(ctx, p.tel.replays, "", tenant)
+		p.revokeReplayed(r, tenant, codeHash)
 		p.tokenError(w, r, http.StatusBadRequest, invalid)
 		return
 	case errors.Is(err, store.ErrNotFound):
@@ -67,7 +72,7 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 	case !now.Before(grant.Expires):
 	case !verifierMatches(form.Get("code_verifier"), grant.Challenge):
 	default:
-		p.issue(w, r, tenant, client.ID, grant)
+		p.issue(w, r, tenant, client, grant)
 		return
 	}
 	p.tokenError(w, r, http.StatusBadRequest, invalid)
@@ -75,8 +80,9 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 
 // issue answers with the ID token of grant. The user is read again: one removed or deactivated
 // since the second factor gets no token, and the token names the user as the store has it now.
-func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientID string, grant *store.Code) {
+func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant string, client *store.Client, grant *store.Code) {
 	ctx := r.Context()
+	clientID := client.ID
 	u, err := p.cfg.Users.Get(ctx, tenant, grant.Subject)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && !u.Active:
@@ -95,7 +101,11 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 		return
 	}
 	now := p.now()
-	tok, err := mintIDToken(ctx, p.cfg.Signer, tenant, &IDToken{
+	alg := client.IDTokenAlg
+	if alg == "" {
+		alg = AlgEdDSA
+	}
+	tok, err := mintIDTokenWith(ctx, p.cfg.Signer, tenant, alg, &IDToken{
 		Issuer:            p.issuer(tenant),
 		Subject:           grant.Subject,
 		Audience:          clientID,
@@ -112,11 +122,23 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant, clientI
 		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the ID token could not be signed"))
 		return
 	}
-	body := make([]byte, 0, len(tok)+64)
+	body := make([]byte, 0, len(tok)+128)
 	body = append(body, `{"id_token":"`...)
 	body = append(body, tok...) // base64url and dots: nothing to escape
+	expiresIn := p.tokenLife
+	if client.AccessToken {
+		at, err := p.newAccessToken(ctx, tenant, clientID, grant, now)
+		if err != nil {
+			p.log.ErrorContext(ctx, "storing an access token failed", "tenant", tenant, "err", err)
+			p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the access token could not be issued"))
+			return
+		}
+		body = append(body, `","access_token":"`...)
+		body = append(body, at...) // base64url: nothing to escape
+		expiresIn = p.atLife
+	}
 	body = append(body, `","token_type":"Bearer","expires_in":`...)
-	body = strconv.AppendInt(body, int64(p.tokenLife/1e9), 10)
+	body = strconv.AppendInt(body, int64(expiresIn/time.Second), 10)
 	body = append(body, '}')
 	p.tel.count(ctx, p.tel.redeemed, "", tenant)
 	writeNoStoreJSON(w, http.StatusOK, body)
@@ -139,7 +161,8 @@ func (p *provider) authenticateClient(r *http.Request, tenant string, form url.V
 		var err1, err2 error
 		id, err1 = url.QueryUnescape(user)
 		secret, err2 = url.QueryUnescape(pass)
-		if err1 != nil || err2 != nil {
+		// The same text check as the form's (validParams), before the store sees the id.
+		if err1 != nil || err2 != nil || !validText(id) || !validText(secret) {
 			return nil, true, newError(errInvalidClient, "client authentication failed")
 		}
 		if formID := form.Get("client_id"); formID != "" && formID != id {

@@ -645,8 +645,10 @@ func TestKeyRotation(t *testing.T) {
 	before := e.redeem(e.code())
 	oldHeader, _ := decodeJWT(t, before)
 
-	newKID, err := e.keys.Rotate(context.Background())
+	newKIDs, err := e.keys.Rotate(context.Background())
 	require.NoError(t, err)
+	require.Len(t, newKIDs, 1)
+	newKID := newKIDs[0]
 	require.NotEqual(t, oldHeader["kid"], newKID)
 
 	after := e.redeem(e.code())
@@ -667,7 +669,9 @@ func TestKeyRotation(t *testing.T) {
 
 func TestJWKSFormat(t *testing.T) {
 	e := newEnv(t)
-	_, err := e.keys.Rotate(context.Background())
+	_, err := e.keys.Keys(context.Background(), "acme")
+	require.NoError(t, err)
+	_, err = e.keys.RotateTenant(context.Background(), "acme")
 	require.NoError(t, err)
 	rec := httpRecord(e.handler, "GET", "/jwks/acme")
 	require.Equal(t, http.StatusOK, rec.Code)

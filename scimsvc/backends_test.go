@@ -34,8 +34,9 @@ func (e *backendEnv) users(tenant string) []store.User {
 
 // forEachBackend runs test as a subtest on a fresh handler over memstore, SQLite and PostgreSQL,
 // each holding tenants acme and globex and a key for acme. The PostgreSQL run is skipped without
-// VISID_TEST_POSTGRES_DSN, and fails without it when VISID_REQUIRE_SERVICES=1.
-func forEachBackend(t *testing.T, test func(t *testing.T, e *backendEnv)) {
+// VISID_TEST_POSTGRES_DSN, and fails without it when VISID_REQUIRE_SERVICES=1. configure may
+// change each handler's Config before New.
+func forEachBackend(t *testing.T, test func(t *testing.T, e *backendEnv), configure ...func(*scimsvc.Config)) {
 	t.Helper()
 	backends := []struct {
 		name string
@@ -49,13 +50,13 @@ func forEachBackend(t *testing.T, test func(t *testing.T, e *backendEnv)) {
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			test(t, newBackendEnv(t, b.open(t)))
+			test(t, newBackendEnv(t, b.open(t), configure...))
 		})
 	}
 }
 
 // newBackendEnv is newEnv over backend b, recording events in b's log.
-func newBackendEnv(t *testing.T, b store.Backend) *backendEnv {
+func newBackendEnv(t *testing.T, b store.Backend, configure ...func(*scimsvc.Config)) *backendEnv {
 	t.Helper()
 	ctx := context.Background()
 	c := newClock()
@@ -63,11 +64,15 @@ func newBackendEnv(t *testing.T, b store.Backend) *backendEnv {
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "globex", Created: c.Now()}))
 	secret, _, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{Name: "test", Tenants: []string{"acme"}, Now: c.Now()})
 	require.NoError(t, err)
-	h, err := scimsvc.New(scimsvc.Config{
+	cfg := scimsvc.Config{
 		Tenants: b.Tenants, Users: b.Users, Groups: b.Groups, APIKeys: b.APIKeys, Events: b.Events,
 		BaseURL: testBase,
 		Now:     c.Now,
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	h, err := scimsvc.New(cfg)
 	require.NoError(t, err)
 	return &backendEnv{env: &env{t: t, clock: c, handler: h, key: secret}, backend: b}
 }

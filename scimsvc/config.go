@@ -1,6 +1,7 @@
 package scimsvc
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -34,13 +35,26 @@ const (
 	DefaultMaxMultiValued = 1_000
 	// DefaultMaxGroupMembers is the most members a group may have when Config.MaxGroupMembers
 	// is 0. Directory groups synchronized by Entra ID or Okta often have many thousands of
-	// members, so members have a limit of their own, far above DefaultMaxMultiValued.
-	DefaultMaxGroupMembers = 50_000
+	// members, so members have a limit of their own, far above DefaultMaxMultiValued. Adding or
+	// removing members costs the same whatever the group's size (store.Groups.Patch); what
+	// grows with it is a response that carries the members (a GET without
+	// excludedAttributes=members), about 100 bytes a member, and memory in memstore.
+	DefaultMaxGroupMembers = 1_000_000
 	// DefaultRequestTimeout is how long one request may take when Config.RequestTimeout is 0.
 	DefaultRequestTimeout = 30 * time.Second
 	// DefaultMaxConcurrentLists is how many list requests one API key may have in progress at
 	// once when Config.MaxConcurrentLists is 0.
 	DefaultMaxConcurrentLists = 4
+	// DefaultBulkMaxOperations is the most operations one bulk request may hold when
+	// Config.BulkMaxOperations is 0. It is below DefaultRequestsPerMinute, as each operation
+	// counts as a request.
+	DefaultBulkMaxOperations = 100
+	// DefaultBulkMaxPayloadBytes is the largest bulk request body accepted when
+	// Config.BulkMaxPayloadBytes is 0.
+	DefaultBulkMaxPayloadBytes = 1 << 20
+	// DefaultCursorTimeout is how long a cursor (RFC 9865) stays good when
+	// Config.CursorTimeout is 0: a client must ask for the next page within it.
+	DefaultCursorTimeout = time.Hour
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
 	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
@@ -109,6 +123,15 @@ type Config struct {
 	// MaxGroupMembers is the same limit for the members of a group. 0: DefaultMaxGroupMembers;
 	// negative: no limit.
 	MaxGroupMembers int
+	// GroupNoContent answers a PUT or PATCH of a group with 204 No Content and no body instead
+	// of 200 with the group, as RFC 7644 §3.5.2 allows and Entra ID and Okta accept. The
+	// trade-off: a group's members are the costly part of its body (about 100 bytes each), so
+	// without this a write whose request leaves them in the response (no
+	// excludedAttributes=members or attributes=…) reads and sends the whole member list, while
+	// with it the client does not see the group as stored and must GET it when it wants to.
+	// POST still answers 201 with the group. false: 200 with the group, projected by the
+	// request's attributes and excludedAttributes.
+	GroupNoContent bool
 	// RequestTimeout bounds the time each request may take: the request's context, which every
 	// store call of the request receives, gets this deadline from the start of the request. A
 	// request whose store call fails once the deadline has passed is answered 503 with
@@ -124,6 +147,29 @@ type Config struct {
 	// handler: each instance of a service counts on its own. 0: DefaultMaxConcurrentLists;
 	// negative: no limit.
 	MaxConcurrentLists int
+	// BulkMaxOperations is the most operations one POST /{tenant}/Bulk may hold, advertised as
+	// bulk.maxOperations in the ServiceProviderConfig; more is 413 and nothing is done. Each
+	// operation takes one request from RateLimiter, all before the first runs, so keep it at
+	// most the limiter's burst: a bulk request larger than the burst is always answered 429.
+	// 0: DefaultBulkMaxOperations; negative is an error.
+	BulkMaxOperations int
+	// BulkMaxPayloadBytes bounds the body of a bulk request, advertised as bulk.maxPayloadSize;
+	// a larger body is 413 and nothing is done. The data of each operation is also bounded by
+	// MaxBodyBytes, as the body of the request it stands for. 0: DefaultBulkMaxPayloadBytes;
+	// negative is an error.
+	BulkMaxPayloadBytes int64
+
+	// CursorKey is the HMAC-SHA256 key that makes list cursors (RFC 9865 nextCursor and
+	// previousCursor) tamper-evident, at least 32 bytes. Every instance that serves the same
+	// API must have the same key, or a cursor made by one is invalidCursor at another; changing
+	// it ends every walk in progress. Cursors are bound to the tenant and the query, and carry
+	// a resource's sort value and creation sequence in the clear: they are not secret. nil: a
+	// random key made by New, which suits a single instance (cursors then end with a restart).
+	CursorKey []byte
+	// CursorTimeout is how long a cursor stays good after it was given: a request with an
+	// older one is 400 expiredCursor. It is advertised as the ServiceProviderConfig's
+	// pagination.cursorTimeout. 0: DefaultCursorTimeout.
+	CursorTimeout time.Duration
 
 	// MeterProvider receives the handler's metrics (MetricRequests, MetricRequestDuration,
 	// MetricRateLimited, MetricAuthFailures, MetricFilterErrors). nil: otel.GetMeterProvider(),
@@ -157,9 +203,14 @@ type handler struct {
 	limits  valueLimits
 	timeout time.Duration // 0: no deadline
 	lists   *slots        // nil: no limit on concurrent lists
+	cursors *cursors
 	tel     *telemetry
 	users   *resources[store.User, *store.User]
 	groups  *resources[store.Group, *store.Group]
+
+	// bulkMaxOps and bulkMaxPayload are Config.BulkMaxOperations and BulkMaxPayloadBytes.
+	bulkMaxOps     int
+	bulkMaxPayload int64
 }
 
 // New returns the SCIM 2.0 API of cfg as an http.Handler. Its paths are relative to where it is
@@ -176,6 +227,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, errors.New("scimsvc: Config.MaxBodyBytes must not be negative")
+	}
+	if cfg.BulkMaxOperations < 0 || cfg.BulkMaxPayloadBytes < 0 {
+		return nil, errors.New("scimsvc: Config.BulkMaxOperations and BulkMaxPayloadBytes must not be negative")
 	}
 	h := &handler{
 		cfg:     cfg,
@@ -217,9 +271,14 @@ func New(cfg Config) (http.Handler, error) {
 		values:  orDefault(cfg.MaxMultiValued, DefaultMaxMultiValued),
 		members: orDefault(cfg.MaxGroupMembers, DefaultMaxGroupMembers),
 	}
+	h.bulkMaxOps = orDefault(cfg.BulkMaxOperations, DefaultBulkMaxOperations)
+	h.bulkMaxPayload = cmp.Or(cfg.BulkMaxPayloadBytes, DefaultBulkMaxPayloadBytes)
 	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)
+	}
+	if h.cursors, err = newCursors(cfg.CursorKey, cfg.CursorTimeout, h.now); err != nil {
+		return nil, err
 	}
 	if h.tel, err = newTelemetry(cfg); err != nil {
 		return nil, err

@@ -13,11 +13,11 @@
 //	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", scim))
 //
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
-// and POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
-// /scim/v2/{tenant}/Groups[/{id}]. The endpoint names are also answered in another case
-// (/users); the tenant is case-sensitive. /scim/v2/{tenant}/Me answers every method with 501
-// and a SCIM error: requests are authenticated as provisioning clients, never as users (see
-// ChangePasswordDocumentationURI).
+// POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
+// /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also
+// answered in another case (/users); the tenant is case-sensitive. /scim/v2/{tenant}/Me answers
+// every method with 501 and a SCIM error: requests are authenticated as provisioning clients,
+// never as users (see ChangePasswordDocumentationURI).
 //
 // Users carry the whole core User schema of RFC 7643 §4.1 (ims, photos, entitlements and
 // x509Certificates included; a binary value must be base64) and the enterprise extension, groups
@@ -74,12 +74,42 @@
 // (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
 // keys. Beyond RFC 7644's grammar, a path may be an extension's URN alone: it addresses the
 // whole extension object (add and replace take an object of its attributes, remove drops them
-// all). The operations of one request apply in one atomic store Update: all or none. A repeated
+// all). The operations of one request apply in one atomic store write: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
 //
+// A group's members are never read whole when a request need not: a PATCH that adds or removes
+// members by value (with or without changes of displayName or externalId) is one
+// store.Groups.Patch, whose cost does not grow with the group; a GET, list or write answer whose
+// attributes or excludedAttributes leave out members reads none; and Config.GroupNoContent
+// answers PUT and PATCH of a group with 204 No Content. Other PATCHes of members (a replace of
+// all, a filter on display) read and rewrite the list in one store.Groups.Update. Every POST,
+// PUT and PATCH answer honours attributes and excludedAttributes.
+//
+// # Bulk
+//
+// POST /{tenant}/Bulk runs a BulkRequest (RFC 7644 §3.7) of POST, PUT, PATCH and DELETE
+// operations on Users and Groups, each through the same code as the request it describes, as its
+// own atomic write with its own events, and answers 200 with each operation's method, bulkId,
+// status, location and, on failure, its SCIM error as response. A string "bulkId:x" in an
+// operation's data or path stands for the id of the resource the POST with bulkId x creates,
+// before or after it in the request (a POST referenced by an earlier operation runs first);
+// operations whose references form a circle fail with 409 (RFC 7644 §3.7.1), as do those that
+// reference a failed POST. failOnErrors n stops after the nth failure. A request of more than
+// Config.BulkMaxOperations operations or Config.BulkMaxPayloadBytes bytes, both advertised in
+// the ServiceProviderConfig, is 413 and runs nothing. Each operation counts as a request of the
+// rate limit, all taken before the first runs: a request of more operations than the key has
+// requests left is 429 and runs nothing.
+//
 // Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
-// startIndex, count (at most MaxResults), attributes and excludedAttributes; sorting is not
-// supported. Listing order is creation order.
+// sortBy and sortOrder (§3.4.2.3: any attribute a filter may name, strings by their caseExact,
+// multi-valued attributes by their primary value; resources without a value last), count (at
+// most MaxResults), attributes and excludedAttributes, and page by startIndex (the default) or
+// by cursor (RFC 9865): "cursor=" asks for the first page, whose nextCursor and previousCursor
+// ask for the next and the previous. Cursors are keyset positions that the store reads from
+// directly (no OFFSET), signed with Config.CursorKey and bound to the tenant, the resource type,
+// the filter and the sort; a walk by nextCursor lists every resource that exists throughout it
+// once, whatever is created or deleted meanwhile. A bad cursor is 400 invalidCursor, one older
+// than Config.CursorTimeout 400 expiredCursor. Without sortBy, listing order is creation order.
 //
 // Errors are SCIM Error bodies with the scimType of RFC 7644 §3.12; a 500 says nothing of its
 // cause, which is logged.

@@ -155,6 +155,7 @@ func (h *handler) routes() {
 	mux.Handle("/{tenant}/ResourceTypes/{name}", h.methods(map[string]http.HandlerFunc{"GET": h.resourceType}))
 	mux.Handle("/{tenant}/Schemas", h.methods(map[string]http.HandlerFunc{"GET": h.schemas}))
 	mux.Handle("/{tenant}/Schemas/{urn}", h.methods(map[string]http.HandlerFunc{"GET": h.schema}))
+	mux.Handle("/{tenant}/Bulk", h.methods(map[string]http.HandlerFunc{"POST": h.bulk}))
 	h.users, h.groups = h.userKind(), h.groupKind()
 	for _, k := range []kind{h.users, h.groups} {
 		mux.Handle("/{tenant}/"+k.endpoint(), h.methods(map[string]http.HandlerFunc{
@@ -250,7 +251,7 @@ func canonical(r *http.Request) *http.Request {
 // canonicalEndpoint returns the endpoint name that s spells in another case (ASCII letters
 // only), or s.
 func canonicalEndpoint(s string) string {
-	for _, name := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas"} {
+	for _, name := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "Bulk"} {
 		if len(s) == len(name) && s != name && equalFoldASCII(s, name) {
 			return name
 		}

@@ -279,6 +279,9 @@ func applyPath(t object, op patchOp, seen indexes) error {
 	if p.filter != nil && p.sub != nil && p.sub.Mutability == schema.Immutable {
 		return badRequest(typeMutability, "%s cannot be changed once set", target.Path())
 	}
+	if removesActive(op) {
+		return badRequest(typeInvalidValue, "active cannot be removed, as an absent active means an active user: replace active with true or false instead")
+	}
 	defer dropEmptyExtension(t, a)
 	if op.op == "remove" {
 		return remove(t, p, op.value)
@@ -309,6 +312,17 @@ func applyPath(t object, op patchOp, seen indexes) error {
 		return nil
 	}
 	return addOrReplace(t, op.op, a, v, seen)
+}
+
+// removesActive reports whether op removes the User's active (a remove, or a replace with null).
+// An absent active means true, so such an operation would reactivate a deactivated user; no
+// identity provider sends it, and reactivation must never happen by accident.
+func removesActive(op patchOp) bool {
+	p := op.path
+	if p.sub != nil || p.attr.Schema != schema.UserURN || p.attr.Name != "active" {
+		return false
+	}
+	return op.op == "remove" || op.op == "replace" && op.value == nil
 }
 
 // setFiltered applies an add or replace to the values of a multi-valued attribute that its value

@@ -43,6 +43,8 @@ type resources[T any, P interface {
 	common func(*T) (*string, *store.Meta)
 	// extended reports whether the resource has an extension attribute set.
 	extended func(*T) bool
+	// getWithoutMembers, set for groups, reads a resource without its members.
+	getWithoutMembers func(ctx context.Context, tenant, id string) (*T, error)
 }
 
 func (h *handler) userKind() *resources[store.User, *store.User] {
@@ -56,8 +58,9 @@ func (h *handler) userKind() *resources[store.User, *store.User] {
 func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 	return &resources[store.Group, *store.Group]{
 		h: h, rt: schema.Group(), store: h.cfg.Groups, fromTree: groupFromTree,
-		common:   func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
-		extended: func(*store.Group) bool { return false },
+		common:            func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
+		extended:          func(*store.Group) bool { return false },
+		getWithoutMembers: h.cfg.Groups.GetWithoutMembers,
 	}
 }
 
@@ -143,7 +146,11 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
-	v, err := k.store.Get(r.Context(), r.PathValue("tenant"), r.PathValue("id"))
+	get := k.store.Get
+	if k.getWithoutMembers != nil && !wantsMembers(r.URL.Query()) {
+		get = k.getWithoutMembers
+	}
+	v, err := get(r.Context(), r.PathValue("tenant"), r.PathValue("id"))
 	if err != nil {
 		k.h.writeError(w, r, err)
 		return
@@ -180,6 +187,12 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		k.h.writeError(w, r, err)
 		return
+	}
+	if k.rt.Name == "Group" {
+		if mp, ok := splitMemberPatch(ops); ok {
+			k.h.patchMembers(w, r, k.h.groups, mp)
+			return
+		}
 	}
 	k.update(w, r, func(old *T) (T, error) {
 		var zero T
@@ -230,7 +243,7 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 		k.h.writeError(w, r, err)
 		return
 	}
-	k.respond(w, r, http.StatusOK, stored)
+	k.respondWrite(w, r, stored)
 }
 
 // valueLimits bound the number of values of multi-valued attributes; 0 is no limit.

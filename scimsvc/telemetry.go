@@ -168,7 +168,7 @@ var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT
 
 // resourceTypes are the resource types a request's metrics name; any other path is "other".
 var resourceTypes = map[string]bool{"Users": true, "Groups": true, "ServiceProviderConfig": true,
-	"ResourceTypes": true, "Schemas": true}
+	"ResourceTypes": true, "Schemas": true, "Bulk": true}
 
 // pathLabels returns the tenant and resource type of a path relative to the handler; the
 // resource type is matched in any case, as the handler routes it.
@@ -237,7 +237,7 @@ var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer
 var spanNames = func() map[[2]string]string {
 	m := map[[2]string]string{}
 	for method := range knownMethods {
-		for _, rt := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "other"} {
+		for _, rt := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "Bulk", "other"} {
 			m[[2]string{method, rt}] = "SCIM " + method + " " + rt
 		}
 	}

@@ -22,6 +22,13 @@ type Client struct {
 	// RequirePAR makes the client start every sign-in with a pushed authorization request
 	// (RFC 9126): the authorization endpoint refuses its plain requests.
 	RequirePAR bool
+	// IDTokenAlg is the JWS algorithm of the client's ID tokens, OpenID Connect Dynamic Client
+	// Registration's id_token_signed_response_alg, such as "EdDSA", "RS256" or "ES256". Empty
+	// means EdDSA. The store keeps it as given; the provider checks it.
+	IDTokenAlg string
+	// AccessToken gives the client, beside the ID token, an opaque access token that is good
+	// only at the tenant's UserInfo endpoint. false: the token response holds the ID token only.
+	AccessToken bool
 }
 
 // Clients stores the OpenID clients of each tenant.

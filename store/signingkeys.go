@@ -10,6 +10,9 @@ import (
 type SigningKey struct {
 	// ID is the key's id (the JWS kid), unique in the store.
 	ID string
+	// Tenant is the tenant whose tokens the key signs; empty for a key every tenant shares (the
+	// one key of earlier versions, kept until its tokens have expired).
+	Tenant string
 	// Algorithm is the JWS algorithm the key signs with, such as "EdDSA".
 	Algorithm string
 	// PrivateKey is the key, PKCS #8 DER. A backend that writes it to disk must encrypt it

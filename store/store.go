@@ -7,32 +7,56 @@ import (
 	"github.com/visid/visid/store/filter"
 )
 
-// Query selects and pages resources for List.
+// Query selects, orders and pages resources for List.
+//
+// A page is chosen in one of three ways: by StartIndex (a position counted from the start of
+// the ordered results), or, when After or Before is set, by a keyset Position that an earlier
+// Page returned (Page.Next, Page.Prev). A keyset page costs what the first page costs, however
+// deep it is, and a walk by Next from the first page to the last neither skips nor repeats a
+// resource that existed throughout the walk, whatever was created or deleted meanwhile.
 type Query struct {
 	// Filter keeps the resources it matches; nil keeps all. It must have been parsed for the
 	// resource type being listed (schema.User or schema.Group).
 	Filter filter.Expr
-	// StartIndex is the 1-based position of the first result in the filtered list; values
-	// below 1 mean 1.
+	// Sort orders the results; the zero Sort is creation order.
+	Sort Sort
+	// StartIndex is the 1-based position of the first result in the filtered, ordered list;
+	// values below 1 mean 1. It is ignored when After or Before is set.
 	StartIndex int
 	// Count is the most results to return. 0 returns none, only the total; negative returns
-	// all from StartIndex on.
+	// all from the page's start on.
 	Count int
+	// WithoutMembers makes Groups.List return each group with Members nil, reading none of
+	// them, so a page costs nothing per member. Users.List ignores it.
+	WithoutMembers bool
+	// After, when set, starts the page with the first result that orders after this position.
+	After *Position
+	// Before, when set (and After is not), makes the page the Count results that order
+	// right before this position (all of them when Count is negative), in order.
+	Before *Position
 }
 
 // Page is one page of a List.
 type Page[T any] struct {
-	// Resources holds the page, in creation order.
+	// Resources holds the page, in the Query's order.
 	Resources []T
 	// TotalResults is the number of resources the filter matched, over all pages.
 	TotalResults int
+	// Next is the position of the page's last resource when more results follow it; nil on
+	// the last page, and when Count is 0 or negative. Query.After = Next asks for the next page.
+	Next *Position
+	// Prev is the position of the page's first resource when the page does not start the list:
+	// StartIndex above 1, After set (results came before it when the position was read), or
+	// Before set and more results order before the page. nil on an empty page and when Count
+	// is 0. Query.Before = Prev asks for the previous page.
+	Prev *Position
 }
 
 // Users stores the users of each tenant.
 //
 // Every method is safe for concurrent use. Every user belongs to one tenant; a user id of
 // another tenant is not found. userName is unique within a tenant, compared case-insensitively
-// (schema.Fold); the same userName may exist in two tenants. Listing order is creation order.
+// (schema.Fold); the same userName may exist in two tenants. Listing order is creation order unless the Query sorts.
 type Users interface {
 	// Create stores u in tenant and returns it as stored. An empty u.ID gets a new id
 	// (NewID("user")). ErrNotFound if the tenant does not exist; ErrInvalid if u.UserName is
@@ -68,16 +92,18 @@ type Users interface {
 	// not exist (so a repeated Delete reports ErrNotFound).
 	Delete(ctx context.Context, tenant, id string) error
 
-	// List returns the page of q over the tenant's users, in creation order: stable, so paging
-	// through an unchanged tenant neither skips nor repeats a user. ErrNotFound if the tenant
-	// does not exist.
+	// List returns the page of q over the tenant's users, in q.Sort's order (creation order
+	// when it is zero): stable, so paging through an unchanged tenant neither skips nor repeats
+	// a user, and a keyset walk (Query.After) does not either under concurrent creates and
+	// deletes. ErrNotFound if the tenant does not exist; ErrInvalid if q.Sort names an
+	// attribute that is not sortable (Sortable) or a position does not fit q.Sort.
 	List(ctx context.Context, tenant string, q Query) (Page[User], error)
 }
 
 // Groups stores the groups of each tenant.
 //
 // Every method is safe for concurrent use. Members are users of the group's tenant; a group
-// lists a user at most once. displayName is not unique. Listing order is creation order.
+// lists a user at most once. displayName is not unique. Listing order is creation order unless the Query sorts.
 type Groups interface {
 	// Create stores g in tenant and returns it as stored. An empty g.ID gets a new id
 	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
@@ -90,6 +116,10 @@ type Groups interface {
 	// tenant or the group does not exist.
 	Get(ctx context.Context, tenant, id string) (*Group, error)
 
+	// GetWithoutMembers returns the group as Get does but with Members nil, reading none of
+	// them: its cost does not grow with the group. ErrNotFound as for Get.
+	GetWithoutMembers(ctx context.Context, tenant, id string) (*Group, error)
+
 	// Update atomically reads the group, calls fn with a copy and stores what fn leaves; no
 	// other write to the group comes between. Concurrent Updates that each add a member all
 	// take effect. If fn returns an error nothing is stored and Update returns it as it is.
@@ -100,12 +130,55 @@ type Groups interface {
 	// (not their derived display and type).
 	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
 
+	// Patch atomically applies p to the group without reading its member list: adding or
+	// removing k members costs O(k log n) in a group of n members, whatever n. No other write
+	// to the group comes between; concurrent Patches and Updates that each add a member all
+	// take effect. Members added go after the others, in p.Add's order; a user who is a member
+	// already keeps its place, and removing a user who is not a member does nothing.
+	//
+	// ErrNotFound if the group does not exist; ErrMemberNotFound if p.Add names a user that is
+	// not a user of the tenant; ErrInvalid if a user is in both p.Add and p.Remove, or if
+	// p.Attrs changed the id or emptied the displayName; ErrTooManyMembers as p.MaxMembers
+	// says. If p.Attrs returns an error nothing is stored and Patch returns it as it is.
+	// Nothing is stored on any error.
+	//
+	// Meta.LastModified becomes p.Modified (zero: the time of the write) when the patch
+	// changed the displayName, the externalId or the membership and p.Attrs left LastModified
+	// as it was; a Patch that changes nothing keeps it. Events are those of Update for the same
+	// change: group.updated when the attributes changed (its data is the group with its
+	// members, which are read only then), and one group.member_added or group.member_removed a
+	// user whose membership changed. It returns the group as stored, with its members when
+	// p.WithMembers is set and with Members nil otherwise.
+	Patch(ctx context.Context, tenant, id string, p GroupPatch) (*Group, error)
+
 	// Delete removes the group. ErrNotFound if it does not exist.
 	Delete(ctx context.Context, tenant, id string) error
 
-	// List returns the page of q over the tenant's groups, in creation order. ErrNotFound if
-	// the tenant does not exist.
+	// List returns the page of q over the tenant's groups, as Users.List does for users.
 	List(ctx context.Context, tenant string, q Query) (Page[Group], error)
+}
+
+// GroupPatch is a change that Groups.Patch makes to a group: members added and removed by id,
+// and a change of its other attributes.
+type GroupPatch struct {
+	// Attrs, when not nil, changes the group's attributes other than its members, as
+	// Groups.Update's fn does: it gets a copy of the group with Members nil, and what it leaves
+	// is stored (Members excepted, which it cannot change). It may be called more than once, so
+	// it must have no effect outside the copy it is given, and it must not call the store.
+	Attrs func(*Group) error
+	// Add and Remove name the users (by id) who become members and who stop being members.
+	// Repeated ids count once.
+	Add, Remove []string
+	// Modified is the time LastModified takes when the patch changes the group. Zero: the
+	// store's clock.
+	Modified time.Time
+	// MaxMembers, when above 0, is the most members the group may have after the patch: one
+	// that would leave it with more than MaxMembers and more than it had fails with
+	// ErrTooManyMembers (so a group stored under a higher limit can still shrink).
+	MaxMembers int
+	// WithMembers makes Patch return the group with its members, read in the same write: a
+	// cost in proportion to the group's size.
+	WithMembers bool
 }
 
 // Tenants stores tenants.
@@ -166,6 +239,7 @@ type Backend struct {
 	Codes        Codes
 	Interactions Interactions
 	Pushed       PushedRequests
+	AccessTokens AccessTokens
 	Pictures     PictureCredentials
 	SigningKeys  SigningKeys
 	Events       Events

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -52,8 +53,14 @@ type Config struct {
 	Webhooks store.Webhooks
 	Tenants  store.Tenants
 	// Client sends the requests. nil: a client with DefaultTimeout that follows no redirect
-	// (a 3xx answer is a failure). A Client of the host's should do the same.
+	// (a 3xx answer is a failure), connects directly (no proxy from the environment) and
+	// refuses to connect to an address that is not public (DialControl) unless
+	// AllowPrivateTargets is set. A Client of the host's should do the same: the Deliverer
+	// cannot check the connections of a Client it did not build.
 	Client *http.Client
+	// AllowPrivateTargets lets the default client connect to loopback, private, link-local
+	// and other internal addresses (ErrPrivateTarget): for development and tests only.
+	AllowPrivateTargets bool
 	// RetryFor is how long one event is retried, from its first failure; then the endpoint is
 	// marked failing (and a webhook.failing event recorded) until Webhooks.Resume. 0:
 	// DefaultRetryFor.
@@ -94,10 +101,7 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 	}
 	d := &Deliverer{cfg: cfg, client: cfg.Client, now: cfg.Now, log: cfg.Logger}
 	if d.client == nil {
-		d.client = &http.Client{
-			Timeout:       DefaultTimeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		d.client = defaultClient(cfg.AllowPrivateTargets)
 	}
 	if d.cfg.RetryFor == 0 {
 		d.cfg.RetryFor = DefaultRetryFor
@@ -120,6 +124,22 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 		d.log = slog.Default()
 	}
 	return d, nil
+}
+
+// defaultClient is the Client of a Config without one: see Config.Client.
+func defaultClient(allowPrivateTargets bool) *http.Client {
+	dialer := &net.Dialer{Timeout: DefaultTimeout, KeepAlive: 30 * time.Second}
+	if !allowPrivateTargets {
+		dialer.Control = DialControl
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil // a proxy's address is what the dialer would check, not the endpoint's
+	tr.DialContext = dialer.DialContext
+	return &http.Client{
+		Timeout:       DefaultTimeout,
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // Run calls RunOnce every interval until ctx is done, and returns ctx's error. A failed pass
@@ -331,6 +351,9 @@ func (d *Deliverer) send(ctx context.Context, e *store.WebhookEndpoint, ev store
 		var timeout interface{ Timeout() bool }
 		if errors.As(err, &timeout) && timeout.Timeout() {
 			return "timeout"
+		}
+		if errors.Is(err, ErrPrivateTarget) {
+			return "refused: the host is an internal address (allow private targets for development only)"
 		}
 		return "no answer (connection failed)"
 	}

@@ -120,10 +120,10 @@ func newStack(t *testing.T, b store.Backend, types ...store.EventType) *stack {
 	s.srv = httptest.NewServer(s.rc)
 	t.Cleanup(s.srv.Close)
 	secret, e, err := webhooks.AddEndpoint(ctx, b.Webhooks, webhooks.EndpointSpec{Tenant: "acme", URL: s.srv.URL + "/hook",
-		Types: types, AllowLoopbackHTTP: true, Now: s.clock.Now()})
+		Types: types, AllowLoopbackHTTP: true, AllowPrivateTargets: true, Now: s.clock.Now()})
 	require.NoError(t, err)
 	s.rc.secret, s.e = secret, e
-	s.d, err = webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants,
+	s.d, err = webhooks.NewDeliverer(webhooks.Config{AllowPrivateTargets: true, Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants,
 		Now: s.clock.Now, Holder: "test", Logger: quiet})
 	require.NoError(t, err)
 	return s
@@ -240,7 +240,7 @@ func TestDeliveryToAStoppedReceiver(t *testing.T) {
 	}
 	srv := serve(l)
 	secret, e, err := webhooks.AddEndpoint(context.Background(), b.Webhooks, webhooks.EndpointSpec{Tenant: "acme",
-		URL: "http://" + addr + "/hook", AllowLoopbackHTTP: true})
+		URL: "http://" + addr + "/hook", AllowLoopbackHTTP: true, AllowPrivateTargets: true})
 	require.NoError(t, err)
 	require.NoError(t, b.Webhooks.Delete(context.Background(), "acme", s.e.ID))
 	s.e, s.rc.secret = e, secret
@@ -326,7 +326,7 @@ func TestDeliveryFailures(t *testing.T) {
 			s.rc.delay = 300 * time.Millisecond
 			s.rc.mu.Unlock()
 			var err error
-			s.d, err = webhooks.NewDeliverer(webhooks.Config{Events: s.b.Events, Webhooks: s.b.Webhooks, Tenants: s.b.Tenants,
+			s.d, err = webhooks.NewDeliverer(webhooks.Config{AllowPrivateTargets: true, Events: s.b.Events, Webhooks: s.b.Webhooks, Tenants: s.b.Tenants,
 				Now: s.clock.Now, Client: &http.Client{Timeout: 50 * time.Millisecond}, Logger: quiet})
 			if err != nil {
 				panic(err)
@@ -357,10 +357,10 @@ func TestAddEndpointChecks(t *testing.T) {
 		want error
 	}{
 		{"https", webhooks.EndpointSpec{URL: "https://hooks.example.com/visid"}, nil},
-		{"loopback http allowed", webhooks.EndpointSpec{URL: "http://127.0.0.1:9000/h", AllowLoopbackHTTP: true}, nil},
-		{"localhost http allowed", webhooks.EndpointSpec{URL: "http://localhost:9000/h", AllowLoopbackHTTP: true}, nil},
+		{"loopback http allowed", webhooks.EndpointSpec{URL: "http://127.0.0.1:9000/h", AllowLoopbackHTTP: true, AllowPrivateTargets: true}, nil},
+		{"localhost http allowed", webhooks.EndpointSpec{URL: "http://localhost:9000/h", AllowLoopbackHTTP: true, AllowPrivateTargets: true}, nil},
 		{"loopback http not allowed", webhooks.EndpointSpec{URL: "http://127.0.0.1:9000/h"}, store.ErrInvalid},
-		{"http elsewhere", webhooks.EndpointSpec{URL: "http://hooks.example.com/h", AllowLoopbackHTTP: true}, store.ErrInvalid},
+		{"http elsewhere", webhooks.EndpointSpec{URL: "http://hooks.example.com/h", AllowLoopbackHTTP: true, AllowPrivateTargets: true}, store.ErrInvalid},
 		{"relative", webhooks.EndpointSpec{URL: "/hook"}, store.ErrInvalid},
 		{"user info", webhooks.EndpointSpec{URL: "https://me:pw@hooks.example.com/"}, store.ErrInvalid},
 		{"fragment", webhooks.EndpointSpec{URL: "https://hooks.example.com/#x"}, store.ErrInvalid},
@@ -409,7 +409,7 @@ func instancesDeliverOnce(t *testing.T, a, b store.Backend) {
 	rc := &receiver{t: t, clock: time.Now}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
-	secret, _, err := webhooks.AddEndpoint(ctx, a.Webhooks, webhooks.EndpointSpec{Tenant: "acme", URL: srv.URL, AllowLoopbackHTTP: true})
+	secret, _, err := webhooks.AddEndpoint(ctx, a.Webhooks, webhooks.EndpointSpec{Tenant: "acme", URL: srv.URL, AllowLoopbackHTTP: true, AllowPrivateTargets: true})
 	require.NoError(t, err)
 	rc.secret = secret
 
@@ -417,7 +417,7 @@ func instancesDeliverOnce(t *testing.T, a, b store.Backend) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for i, be := range []store.Backend{a, b} {
-		d, err := webhooks.NewDeliverer(webhooks.Config{Events: be.Events, Webhooks: be.Webhooks, Tenants: be.Tenants,
+		d, err := webhooks.NewDeliverer(webhooks.Config{AllowPrivateTargets: true, Events: be.Events, Webhooks: be.Webhooks, Tenants: be.Tenants,
 			Holder: fmt.Sprintf("instance-%d", i), Batch: 7, Logger: quiet})
 		require.NoError(t, err)
 		wg.Add(1)

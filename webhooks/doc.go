@@ -31,4 +31,11 @@
 // Verify compares signatures in constant time and refuses a timestamp more than Tolerance (5
 // minutes) from the receiver's clock, either way, so a recorded request cannot be replayed
 // later. Any Standard Webhooks library in another language verifies visid's requests too.
+//
+// Events go only to public addresses: AddEndpoint refuses an endpoint whose host is or resolves
+// to a loopback, private, link-local or other internal address (ErrPrivateTarget, CheckTarget),
+// and the Deliverer checks again every address it connects to, after DNS resolution
+// (DialControl), so a name whose answer changes later gets nothing either. Redirects are never
+// followed. EndpointSpec.AllowPrivateTargets and Config.AllowPrivateTargets lift the check, for
+// development only.
 package webhooks

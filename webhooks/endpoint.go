@@ -35,18 +35,31 @@ type EndpointSpec struct {
 	// Types are the event types sent (EventTypes); empty: all.
 	Types []store.EventType
 	// AllowLoopbackHTTP lets URL be http on a loopback host: for development and tests only.
+	// It does not let the host be loopback: that needs AllowPrivateTargets too.
 	AllowLoopbackHTTP bool
+	// AllowPrivateTargets lets URL's host be a loopback, private, link-local or otherwise
+	// internal address, or a name that resolves to one (ErrPrivateTarget): for development
+	// and tests only. The Deliverer needs Config.AllowPrivateTargets as well to send there.
+	AllowPrivateTargets bool
+	// Resolver resolves URL's host for the check of CheckTarget. nil: net.DefaultResolver.
+	Resolver *net.Resolver
 	// Now is the endpoint's creation time. Zero: time.Now().
 	Now time.Time
 }
 
 // AddEndpoint checks spec, makes a secret (NewSecret) and stores the endpoint, which gets the
 // events recorded from then on. It returns the secret, to be shown once to whoever receives
-// the events, and the endpoint as stored. Errors about spec wrap store.ErrInvalid; a missing
-// tenant is store.ErrNotFound.
+// the events, and the endpoint as stored. Errors about spec wrap store.ErrInvalid (and
+// ErrPrivateTarget for an internal host, see CheckTarget, unless AllowPrivateTargets); a
+// missing tenant is store.ErrNotFound.
 func AddEndpoint(ctx context.Context, ws store.Webhooks, spec EndpointSpec) (string, *store.WebhookEndpoint, error) {
 	if err := CheckURL(spec.URL, spec.AllowLoopbackHTTP); err != nil {
 		return "", nil, err
+	}
+	if !spec.AllowPrivateTargets {
+		if err := CheckTarget(ctx, spec.URL, spec.Resolver); err != nil {
+			return "", nil, err
+		}
 	}
 	types := make([]store.EventType, 0, len(spec.Types))
 	for _, t := range spec.Types {

@@ -38,10 +38,15 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var uris uriList
 	fs.Var(&uris, "redirect-uri", "a redirect URI of the client; repeat for more (at least one)")
 	requirePAR := fs.Bool("require-par", false, "the client must start every sign-in with a pushed authorization request")
+	alg := fs.String("id-token-alg", "", "the JWS algorithm of the client's ID tokens: "+strings.Join(oidc2fa.SigningAlgorithms(), ", ")+" (default EdDSA)")
+	accessToken := fs.Bool("access-token", false, "give the client an access token, good only at the UserInfo endpoint, beside the ID token")
 	db := fs.String("db", defaultDB, dbUsage)
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if err := checkIDTokenAlg(*alg); err != nil {
+		return err
 	}
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("client create: unexpected argument %q; "+
@@ -64,11 +69,13 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer d.close()
 	return createClient(ctx, d.Backend, oidc2fa.ClientSpec{
 		Tenant: *tenant, Name: *name, Description: *description, RedirectURIs: uris, RequirePAR: *requirePAR,
+		IDTokenAlg: *alg, AccessToken: *accessToken,
 	}, stdout)
 }
 
 // createClient registers a client and prints client_id=…, client_secret=… (which is not shown
-// again) and one redirect_uri=… per redirect URI.
+// again), one redirect_uri=… per redirect URI, require_par=…, id_token_alg=… and
+// access_token=….
 func createClient(ctx context.Context, b store.Backend, spec oidc2fa.ClientSpec, stdout io.Writer) error {
 	secret, c, err := oidc2fa.RegisterClient(ctx, b.Clients, spec)
 	if errors.Is(err, store.ErrNotFound) {
@@ -79,7 +86,23 @@ func createClient(ctx context.Context, b store.Backend, spec oidc2fa.ClientSpec,
 	}
 	fmt.Fprintf(stdout, "client_id=%s\nclient_secret=%s\n", c.ID, secret)
 	printRedirectURIs(stdout, c.RedirectURIs)
-	fmt.Fprintf(stdout, "require_par=%t\n", c.RequirePAR)
+	fmt.Fprintf(stdout, "require_par=%t\nid_token_alg=%s\naccess_token=%t\n", c.RequirePAR, clientAlg(c), c.AccessToken)
+	return nil
+}
+
+// clientAlg is the JWS algorithm of c's ID tokens, the default spelled out.
+func clientAlg(c *store.Client) string {
+	if c.IDTokenAlg == "" {
+		return oidc2fa.AlgEdDSA
+	}
+	return c.IDTokenAlg
+}
+
+// checkIDTokenAlg checks an --id-token-alg: empty or one of oidc2fa.SigningAlgorithms.
+func checkIDTokenAlg(alg string) error {
+	if alg != "" && !oidc2fa.ValidSigningAlgorithm(alg) {
+		return &cli.UsageError{Msg: fmt.Sprintf("--id-token-alg %q is not one of %s", alg, strings.Join(oidc2fa.SigningAlgorithms(), ", "))}
+	}
 	return nil
 }
 
@@ -107,7 +130,7 @@ func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // listClients prints one line per client of tenant, in registration order:
-// client_id=… name="…" redirect_uris=U1,U2 require_par=true|false.
+// client_id=… name="…" redirect_uris=U1,U2 require_par=true|false id_token_alg=… access_token=true|false.
 func listClients(ctx context.Context, b store.Backend, tenant string, stdout io.Writer) error {
 	clients, err := oidc2fa.ListClients(ctx, b.Clients, tenant)
 	if errors.Is(err, store.ErrNotFound) {
@@ -117,8 +140,8 @@ func listClients(ctx context.Context, b store.Backend, tenant string, stdout io.
 		return fmt.Errorf("listing the clients of tenant %q: %w", tenant, err)
 	}
 	for _, c := range clients {
-		fmt.Fprintf(stdout, "client_id=%s name=%q redirect_uris=%s require_par=%t\n", c.ID, c.Name,
-			strings.Join(c.RedirectURIs, ","), c.RequirePAR)
+		fmt.Fprintf(stdout, "client_id=%s name=%q redirect_uris=%s require_par=%t id_token_alg=%s access_token=%t\n", c.ID, c.Name,
+			strings.Join(c.RedirectURIs, ","), c.RequirePAR, clientAlg(&c), c.AccessToken)
 	}
 	return nil
 }
@@ -262,6 +285,70 @@ func setRequirePAR(ctx context.Context, b store.Backend, tenant, id string, requ
 		return fmt.Errorf("setting require_par of client %q: %w", id, err)
 	}
 	fmt.Fprintf(stdout, "client_id=%s\nrequire_par=%t\n", c.ID, c.RequirePAR)
+	return nil
+}
+
+// clientSetIDTokenAlg is "idp client set-id-token-alg --tenant T <client id> ALG".
+func clientSetIDTokenAlg(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp client set-id-token-alg", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the client's tenant (required)")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if len(pos) != 2 {
+		return &cli.UsageError{Msg: "client set-id-token-alg takes a client id and an algorithm, such as: " +
+			"idp client set-id-token-alg --tenant acme client_01k… RS256 (one of " + strings.Join(oidc2fa.SigningAlgorithms(), ", ") + ")"}
+	}
+	if err := checkClientArgs("set-id-token-alg", *tenant, pos[:1]); err != nil {
+		return err
+	}
+	if err := checkIDTokenAlg(pos[1]); err != nil {
+		return err
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	c, err := oidc2fa.SetIDTokenAlg(ctx, d.Backend.Clients, *tenant, pos[0], pos[1])
+	if errors.Is(err, store.ErrNotFound) {
+		return clientNotFound(ctx, d.Backend, *tenant, pos[0])
+	}
+	if err != nil {
+		return fmt.Errorf("setting the ID token algorithm of client %q: %w", pos[0], err)
+	}
+	fmt.Fprintf(stdout, "client_id=%s\nid_token_alg=%s\n", c.ID, clientAlg(c))
+	return nil
+}
+
+// clientSetAccessToken is "idp client set-access-token --tenant T <client id> [--access-token=false]".
+func clientSetAccessToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("idp client set-access-token", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "the client's tenant (required)")
+	on := fs.Bool("access-token", true, "whether the client gets an access token for the UserInfo endpoint beside its ID token")
+	db := fs.String("db", defaultDB, dbUsage)
+	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
+	if err != nil {
+		return cli.AnswerHelp(err, usage, stdout)
+	}
+	if err := checkClientArgs("set-access-token", *tenant, pos); err != nil {
+		return err
+	}
+	d, err := openAdminDB(ctx, *db, stderr)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	c, err := oidc2fa.SetAccessToken(ctx, d.Backend.Clients, *tenant, pos[0], *on)
+	if errors.Is(err, store.ErrNotFound) {
+		return clientNotFound(ctx, d.Backend, *tenant, pos[0])
+	}
+	if err != nil {
+		return fmt.Errorf("setting access_token of client %q: %w", pos[0], err)
+	}
+	fmt.Fprintf(stdout, "client_id=%s\naccess_token=%t\n", c.ID, c.AccessToken)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -307,7 +308,8 @@ func TestClientAdminOnOneStore(t *testing.T) {
 		RedirectURIs: []string{"https://portal.acme.example/cb", "http://127.0.0.1:8080/cb"},
 	}, &out))
 	assert.Regexp(t, `^client_id=client_[0-9a-z]{26}\nclient_secret=secret_[0-9a-z]{52}\n`+
-		`redirect_uri=https://portal\.acme\.example/cb\nredirect_uri=http://127\.0\.0\.1:8080/cb\nrequire_par=false\n$`, out.String())
+		`redirect_uri=https://portal\.acme\.example/cb\nredirect_uri=http://127\.0\.0\.1:8080/cb\nrequire_par=false\n`+
+		`id_token_alg=EdDSA\naccess_token=false\n$`, out.String())
 	vars := lines()
 	id, oldSecret := vars["client_id"][0], vars["client_secret"][0]
 	c := stored(id)
@@ -330,8 +332,8 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	// list
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Equal(t, fmt.Sprintf("client_id=%s name=\"Acme \\\"portal\\\"\" redirect_uris=https://portal.acme.example/cb,http://127.0.0.1:8080/cb require_par=false\n"+
-		"client_id=%s name=\"CLI\" redirect_uris=http://localhost/cb require_par=true\n", id, other), out.String())
+	assert.Equal(t, fmt.Sprintf("client_id=%s name=\"Acme \\\"portal\\\"\" redirect_uris=https://portal.acme.example/cb,http://127.0.0.1:8080/cb require_par=false id_token_alg=EdDSA access_token=false\n"+
+		"client_id=%s name=\"CLI\" redirect_uris=http://localhost/cb require_par=true id_token_alg=EdDSA access_token=false\n", id, other), out.String())
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "globex", &out))
 	assert.Empty(t, out.String(), "a tenant without clients lists nothing")
@@ -374,7 +376,7 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	assert.Equal(t, sha256.Sum256([]byte(newSecret)), stored(id).SecretHash, "the secret stays")
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Contains(t, out.String(), "client_id="+id+` name="Acme \"portal\"" redirect_uris=https://portal.acme.example/oidc/cb require_par=false`+"\n")
+	assert.Contains(t, out.String(), "client_id="+id+` name="Acme \"portal\"" redirect_uris=https://portal.acme.example/oidc/cb require_par=false id_token_alg=EdDSA access_token=false`+"\n")
 
 	// delete
 	out.Reset()
@@ -384,7 +386,7 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	out.Reset()
 	require.NoError(t, listClients(ctx, d.Backend, "acme", &out))
-	assert.Equal(t, "client_id="+other+" name=\"CLI\" redirect_uris=http://localhost/cb require_par=true\n", out.String())
+	assert.Equal(t, "client_id="+other+" name=\"CLI\" redirect_uris=http://localhost/cb require_par=true id_token_alg=EdDSA access_token=false\n", out.String())
 
 	// set-require-par
 	out.Reset()
@@ -402,4 +404,53 @@ func TestClientAdminOnOneStore(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "there is no client")
 	assert.Empty(t, out.String())
+}
+
+// TestClientAlgorithmAndAccessTokenCommands: client create --id-token-alg and --access-token,
+// client set-id-token-alg and set-access-token, on one store; a bad algorithm is a usage error.
+func TestClientAlgorithmAndAccessTokenCommands(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	runCmd(t, "tenant", "create", "acme", "-db", db)
+	reg := runCmd(t, "client", "create", "--tenant", "acme", "--name", "Go", "--redirect-uri", "https://app.example.com/cb",
+		"--id-token-alg", "RS256", "--access-token", "-db", db)
+	assert.Equal(t, "RS256", reg["id_token_alg"])
+	assert.Equal(t, "true", reg["access_token"])
+	id := reg["client_id"]
+
+	got := runCmd(t, "client", "set-id-token-alg", "--tenant", "acme", id, "ES256", "-db", db)
+	assert.Equal(t, map[string]string{"client_id": id, "id_token_alg": "ES256"}, got)
+	got = runCmd(t, "client", "set-access-token", "--tenant", "acme", id, "--access-token=false", "-db", db)
+	assert.Equal(t, map[string]string{"client_id": id, "access_token": "false"}, got)
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"client", "list", "--tenant", "acme", "-db", db}, &out, &errOut))
+	assert.Contains(t, out.String(), " id_token_alg=ES256 access_token=false\n")
+
+	for _, args := range [][]string{
+		{"client", "create", "--tenant", "acme", "--name", "X", "--redirect-uri", "https://x.example/cb", "--id-token-alg", "HS256"},
+		{"client", "set-id-token-alg", "--tenant", "acme", id, "none"},
+		{"client", "set-id-token-alg", "--tenant", "acme", id},
+	} {
+		err := run(t.Context(), append(args, "-db", db), &out, &errOut)
+		var usageErr *cli.UsageError
+		require.ErrorAs(t, err, &usageErr, "%v", args)
+	}
+	err := run(t.Context(), []string{"client", "set-id-token-alg", "--tenant", "acme", "client_01m80h520y4ks4ca8hpxn4hyre", "RS256", "-db", db}, &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "there is no client")
+}
+
+// TestKeyRotateCommand: idp key rotate gives every tenant, or the one named, new signing keys;
+// the old ones stay in the store, retired.
+func TestKeyRotateCommand(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	runCmd(t, "tenant", "create", "acme", "-db", db)
+	runCmd(t, "tenant", "create", "globex", "-db", db)
+	one := runCmd(t, "key", "rotate", "--tenant", "acme", "-db", db)
+	require.NotEmpty(t, one["new_kid"], "a tenant without a key gets one")
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"key", "rotate", "-db", db}, &out, &errOut))
+	assert.Equal(t, 1, strings.Count(out.String(), "new_kid="), "only acme signs yet: %s", out.String())
+	err := run(t.Context(), []string{"key", "rotate", "--tenant", "initech", "-db", db}, &out, &errOut)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `there is no tenant "initech"`)
 }

@@ -176,7 +176,7 @@ func crashCheckEvents(t *testing.T, events []store.Event, apiUsers, apiGroups []
 func crashWebhook(t *testing.T, bin, dir, dsn, url string, rc *crashReceiver) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), bin, "webhook", "add", "--tenant", demoTenant, "--url", url,
-		"--allow-http-loopback", "-db", dsn)
+		"--allow-http-loopback", "--allow-private-targets", "-db", dsn)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	require.NoError(t, err, "webhook add")

@@ -59,7 +59,7 @@ func TestCrashDuringProvisioning(t *testing.T) {
 	bin := buildIDP(t)
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "idp.db")
-	args := []string{"-addr", "127.0.0.1:0", "-db", dsn}
+	args := []string{"-addr", "127.0.0.1:0", "-db", dsn, "-webhook-allow-private-targets"}
 	first := startProcess(t, bin, dir, nil, args...)
 	require.Contains(t, first.vars, "scim_api_key", "the first start makes the demo tenant")
 	keys := append([]string{first.vars["scim_api_key"]}, crashKeys(t, bin, dir, dsn, crashWorkers-1)...)

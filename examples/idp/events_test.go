@@ -72,12 +72,12 @@ func runCmd(t *testing.T, args ...string) map[string]string {
 // user.deactivated event that "idp events" prints and a webhook endpoint receives, signed.
 func TestEventsAndWebhooks(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
-	s := startService(t, "-db", db)
+	s := startService(t, "-db", db, "-webhook-allow-private-targets")
 	rc := &hookReceiver{}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 
-	hook := runCmd(t, "webhook", "add", "--tenant", "demo", "--url", srv.URL+"/visid", "--allow-http-loopback", "-db", db)
+	hook := runCmd(t, "webhook", "add", "--tenant", "demo", "--url", srv.URL+"/visid", "--allow-http-loopback", "--allow-private-targets", "-db", db)
 	require.Regexp(t, `^webhook_`, hook["webhook_id"])
 	require.NoError(t, webhooks.CheckSecret(hook["webhook_secret"]))
 	assert.Equal(t, "all", hook["types"])
@@ -181,6 +181,12 @@ func TestWebhookCommandErrors(t *testing.T) {
 		{[]string{"webhook", "add", "--tenant", "acme"}, "needs --url"},
 		{[]string{"webhook", "add", "--url", "https://h.example.com/"}, "needs --tenant"},
 		{[]string{"webhook", "add", "--tenant", "acme", "--url", "http://127.0.0.1:9/h"}, "uses http"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://127.0.0.1:9/h"}, "--allow-private-targets"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "http://127.0.0.1:9/h", "--allow-http-loopback"}, "--allow-private-targets"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://169.254.169.254/latest/meta-data/"}, "--allow-private-targets"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://[::ffff:127.0.0.1]:8443/"}, "--allow-private-targets"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://10.1.2.3/"}, "--allow-private-targets"},
+		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://localhost:8443/"}, "--allow-private-targets"},
 		{[]string{"webhook", "add", "--tenant", "acme", "--url", "http://hooks.example.com/h", "--allow-http-loopback"}, "must use https"},
 		{[]string{"webhook", "add", "--tenant", "acme", "--url", "https://h.example.com/", "--types", "user.exploded"}, `"user.exploded" is not an event type`},
 		{[]string{"webhook", "add", "--tenant", "nosuch", "--url", "https://h.example.com/"}, `there is no tenant "nosuch"`},

@@ -196,6 +196,52 @@ func TestManyInstances(t *testing.T) {
 		assert.Equal(t, "invalid_grant", body["error"], "a replay through the first instance: %v", body)
 	})
 
+	t.Run("signing keys are per tenant, the same on both instances, rotated per tenant", func(t *testing.T) {
+		admin := func(args ...string) map[string]string {
+			t.Helper()
+			cmd := exec.CommandContext(t.Context(), bin, append(args, "-db", dsn)...)
+			cmd.Env = append(os.Environ(), env...)
+			out, err := cmd.Output()
+			require.NoError(t, err, "%v: %s", args, out)
+			_, vars, err := readVars(bufio.NewReader(bytes.NewReader(append(out, '\n'))))
+			require.NoError(t, err)
+			return vars
+		}
+		jwks := func(p *process, tenant string) []string {
+			t.Helper()
+			resp, err := http.Get("http://" + p.addr + "/oidc/jwks/" + tenant)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			var set struct{ Keys []struct{ KID string } }
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&set))
+			var kids []string
+			for _, k := range set.Keys {
+				kids = append(kids, k.KID)
+			}
+			return kids
+		}
+		admin("tenant", "create", "globex")
+		demoKIDs, globexKIDs := jwks(a, demoTenant), jwks(b, "globex")
+		require.NotEmpty(t, demoKIDs)
+		require.NotEmpty(t, globexKIDs)
+		assert.Equal(t, demoKIDs, jwks(b, demoTenant), "both instances publish the same keys")
+		assert.Equal(t, globexKIDs, jwks(a, "globex"), "a key one instance made is published by the other at once")
+		for _, kid := range demoKIDs {
+			assert.NotContains(t, globexKIDs, kid, "a tenant's JWKS lists its keys alone")
+		}
+
+		rotated := admin("key", "rotate", "--tenant", demoTenant)
+		newKID := rotated["new_kid"]
+		require.NotEmpty(t, newKID)
+		for _, p := range []*process{a, b} {
+			kids := jwks(p, demoTenant)
+			assert.Equal(t, newKID, kids[0], "the new key first")
+			assert.Subset(t, kids, demoKIDs, "the old keys stay published")
+			assert.Equal(t, globexKIDs, jwks(p, "globex"), "another tenant's keys do not change")
+		}
+	})
+
 	t.Run("five wrong pictures over both instances lock the user", func(t *testing.T) {
 		wrong := "10,10;990,10;10,740;990,740;500,375"
 		// Three failures in one login, on alternate instances...

@@ -83,6 +83,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientSetRedirectURIs(ctx, rest[1:], stdout, stderr)
 	case cmd == "client" && len(rest) > 0 && rest[0] == "set-require-par":
 		return clientSetRequirePAR(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "set-id-token-alg":
+		return clientSetIDTokenAlg(ctx, rest[1:], stdout, stderr)
+	case cmd == "client" && len(rest) > 0 && rest[0] == "set-access-token":
+		return clientSetAccessToken(ctx, rest[1:], stdout, stderr)
+	case cmd == "key" && len(rest) > 0 && rest[0] == "rotate":
+		return keyRotate(ctx, rest[1:], stdout, stderr)
 	case cmd == "enroll-link":
 		return enrollLink(ctx, rest, stdout, stderr)
 	case cmd == "webhook" && len(rest) > 0 && rest[0] == "add":
@@ -108,12 +114,18 @@ const usage = `Usage:
   idp apikey list --tenant T [-db DB]           list the API keys that may act on tenant T: id, name,
                                                 created, last used, revoked (never secrets)
   idp apikey revoke <key id> [-db DB]           revoke an API key (key_…)
-  idp client create --tenant T --name N [--description D] --redirect-uri U… [--require-par] [-db DB]
+  idp client create --tenant T --name N [--description D] --redirect-uri U… [--require-par]
+                  [--id-token-alg ALG] [--access-token] [-db DB]
                                                 register an OpenID client of tenant T; prints
                                                 client_id=…, client_secret=… (shown this once),
-                                                redirect_uri=… lines and require_par=…;
+                                                redirect_uri=… lines, require_par=…,
+                                                id_token_alg=… and access_token=…;
                                                 --require-par: the client must start every
-                                                sign-in with a pushed authorization request
+                                                sign-in with a pushed authorization request;
+                                                --id-token-alg: EdDSA (default), RS256, ES256
+                                                or Ed25519; --access-token: an access token
+                                                good only at the UserInfo endpoint, for client
+                                                libraries that require one
   idp client list --tenant T [-db DB]           list the OpenID clients of tenant T
   idp client rotate-secret --tenant T <client id> [-db DB]
                                                 give a client a new secret; the old one stops
@@ -125,6 +137,16 @@ const usage = `Usage:
   idp client set-require-par --tenant T <client id> [--require-par=false] [-db DB]
                                                 require (or no longer require) pushed
                                                 authorization requests of a client
+  idp client set-id-token-alg --tenant T <client id> ALG [-db DB]
+                                                sign a client's ID tokens with ALG (EdDSA,
+                                                RS256, ES256 or Ed25519)
+  idp client set-access-token --tenant T <client id> [--access-token=false] [-db DB]
+                                                give (or no longer give) a client an access
+                                                token for the UserInfo endpoint
+  idp key rotate [--tenant T] [-db DB]          give every tenant (or tenant T) new signing
+                                                keys; the old ones stay published until their
+                                                tokens expire; running instances sign with
+                                                the new keys within a minute
   idp enroll-link --tenant T --user U [-base-url URL] [-db DB]
                                                 make a one-time link (valid 10 minutes) with
                                                 which user U sets up a picture password; prints
@@ -134,9 +156,13 @@ const usage = `Usage:
                                                 locked until
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
                                                 password, so U may sign in again at once
-  idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback] [-db DB]
-                                                send tenant T's events to U (https; http only
-                                                on a loopback host with --allow-http-loopback);
+  idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
+                  [--allow-private-targets] [-db DB]
+                                                send tenant T's events to U (https, on a public
+                                                address; for development only, a loopback,
+                                                private or link-local host with
+                                                --allow-private-targets, and http on loopback
+                                                with --allow-http-loopback as well);
                                                 prints webhook_id=… and webhook_secret=… (shown
                                                 this once); the service delivers them
   idp webhook list --tenant T [-db DB]          list tenant T's endpoints and their delivery
@@ -162,6 +188,9 @@ Flags of the service:
                      address) with every instance that uses the same Redis
   -event-retention D how long the events of every tenant are kept (default 720h, 30 days); the
                      service posts them to the webhook endpoints of "idp webhook add" meanwhile
+  -webhook-allow-private-targets
+                     deliver events to endpoints on loopback, private and link-local addresses
+                     too (development only; refused by default, at each connection)
   -require-par       every client must start sign-ins with a pushed authorization request
                      (RFC 9126); without it only clients registered with --require-par must
   -admin-addr ADDR   the address of the admin server: /metrics (Prometheus), /healthz and
@@ -169,6 +198,10 @@ Flags of the service:
   -scim-rate N/UNIT  SCIM requests per API key and tenant: N a second (s), minute (min) or
                      hour (h), such as 25/s (default 200/min)
   -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
+  -scim-group-no-content
+                     answer SCIM PUT and PATCH of a group with 204 No Content instead of 200
+                     with the group (Entra ID and Okta accept it): a write then never reads a
+                     large group's members to answer, and the client sees the group only by GET
 
 Flags may come before or after a command: "idp -db DB tenant list" is "idp tenant list -db DB".
 Admin commands never create a store: on a -db without one they stop with exit status 1.

@@ -271,7 +271,8 @@ func TestReadyzFollowsPostgres(t *testing.T) {
 		{"reachable", func() {}, http.StatusOK,
 			map[string]any{"status": "ready", "checks": map[string]any{"store": "ok", "signing_key": "ok"}}},
 		{"port closed", px.stop, http.StatusServiceUnavailable,
-			map[string]any{"status": "not ready", "failed": []any{"store"}, "checks": map[string]any{"store": "failed", "signing_key": "ok"}}},
+			// The JWKS reads the keys from the store, so they cannot be published either.
+			map[string]any{"status": "not ready", "failed": []any{"store", "signing_key"}, "checks": map[string]any{"store": "failed", "signing_key": "failed"}}},
 		{"port open again", px.start, http.StatusOK,
 			map[string]any{"status": "ready", "checks": map[string]any{"store": "ok", "signing_key": "ok"}}},
 	}

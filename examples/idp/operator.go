@@ -27,7 +27,10 @@ func subcommands(cmd string) []string {
 	case "apikey":
 		return []string{"create", "list", "revoke"}
 	case "client":
-		return []string{"create", "list", "rotate-secret", "delete", "set-redirect-uris", "set-require-par"}
+		return []string{"create", "list", "rotate-secret", "delete", "set-redirect-uris", "set-require-par",
+			"set-id-token-alg", "set-access-token"}
+	case "key":
+		return []string{"rotate"}
 	case "user":
 		return []string{"show", "unlock"}
 	case "webhook":

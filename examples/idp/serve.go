@@ -36,11 +36,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
 	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
 	retention := fs.Duration("event-retention", defaultEventRetention, "how long events are kept")
+	hookPrivate := fs.Bool("webhook-allow-private-targets", false, "deliver events to loopback, private and link-local addresses too (development only)")
 	adminAddr := fs.String("admin-addr", defaultAdminAddr, `the address of /metrics, /healthz and /readyz ("" for none)`)
 	scimRateFlag := fs.String("scim-rate", defaultSCIMRate, "SCIM requests per API key and tenant, such as 200/min or 25/s")
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
 	var demoMode demoFlag
 	fs.Var(&demoMode, "demo", demoUsage)
+	groupNoContent := fs.Bool("scim-group-no-content", false, "answer SCIM PUT and PATCH of a group with 204 No Content instead of the group")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -108,7 +110,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, log, mp)
 	if err != nil {
 		return err
 	}
@@ -124,7 +126,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go sweep(ctx, b, sec.keys, time.Minute, *retention, log)
-	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log})
+	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log,
+		AllowPrivateTargets: *hookPrivate})
 	if err != nil {
 		return err
 	}
@@ -162,11 +165,12 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 			interactions, err2 := b.Interactions.DeleteExpired(ctx, now)
 			pushed, err3 := b.Pushed.DeleteExpired(ctx, now)
 			events, err4 := b.Events.DeleteExpired(ctx, now.Add(-retention))
-			if err := errors.Join(err1, err2, err3, err4); err != nil && ctx.Err() == nil {
-				log.Error("removing expired codes, interactions, pushed requests and events", "err", err)
-			} else if codes+interactions+pushed+events > 0 {
-				log.Debug("removed expired codes, interactions, pushed requests and events", "codes", codes,
-					"interactions", interactions, "pushed_requests", pushed, "events", events)
+			accessTokens, err5 := b.AccessTokens.DeleteExpired(ctx, now)
+			if err := errors.Join(err1, err2, err3, err4, err5); err != nil && ctx.Err() == nil {
+				log.Error("removing expired codes, interactions, pushed requests, access tokens and events", "err", err)
+			} else if codes+interactions+pushed+accessTokens+events > 0 {
+				log.Debug("removed expired codes, interactions, pushed requests, access tokens and events", "codes", codes,
+					"interactions", interactions, "pushed_requests", pushed, "access_tokens", accessTokens, "events", events)
 			}
 			if ring != nil {
 				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {

@@ -38,6 +38,8 @@ type secrets struct {
 	keys      *oidc2fa.KeyRing
 	pepper    picture.Pepper
 	cookieKey []byte
+	// cursorKey signs the SCIM API's list cursors, so that a walk may go through any instance.
+	cursorKey []byte
 }
 
 // newSecrets loads or makes the signing keys in b and derives the pepper and the cookie key
@@ -59,6 +61,10 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 	if err != nil {
 		return nil, err
 	}
+	cursorKey, err := hkdf.Key(sha256.New, kek, nil, "visid idp: scim cursor key v1", 32)
+	if err != nil {
+		return nil, err
+	}
 	// The pepper's id names it by a hash, so a credential keyed with another key-encryption key
 	// fails with "unknown pepper" in the log rather than as a wrong picture.
 	id := sha256.Sum256(pepper)
@@ -66,6 +72,7 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 		keys:      keys,
 		pepper:    picture.Pepper{ID: "kek-" + hex.EncodeToString(id[:4]), Key: pepper},
 		cookieKey: cookieKey,
+		cursorKey: cursorKey,
 	}, nil
 }
 
@@ -137,8 +144,8 @@ type services struct {
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
-// trailing slash.
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger,
+// trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent).
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool, log *slog.Logger,
 	mp metric.MeterProvider) (*services, error) {
 	scim, err := scimsvc.New(scimsvc.Config{
 		Tenants:        backend.Tenants,
@@ -152,6 +159,8 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
+		GroupNoContent: groupNoContent,
+		CursorKey:      sec.cursorKey,
 	})
 	if err != nil {
 		return nil, err
@@ -195,6 +204,7 @@ func oidcConfig(backend store.Backend, baseURL string, auth oidc2fa.Authenticato
 		Codes:         backend.Codes,
 		Interactions:  backend.Interactions,
 		Pushed:        backend.Pushed,
+		AccessTokens:  backend.AccessTokens,
 		Events:        backend.Events,
 		Authenticator: auth,
 		BaseURL:       baseURL + oidcPrefix,

@@ -16,13 +16,15 @@ import (
 	"github.com/visid/visid/webhooks"
 )
 
-// webhookAdd is "idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]".
+// webhookAdd is "idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
+// [--allow-private-targets]".
 func webhookAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp webhook add", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the tenant whose events are sent (required)")
 	rawURL := fs.String("url", "", "the https URL that receives the events (required)")
 	types := fs.String("types", "", "the event types to send, comma-separated (default: all)")
-	loopback := fs.Bool("allow-http-loopback", false, "allow an http URL on 127.0.0.1, [::1] or localhost (development only)")
+	loopback := fs.Bool("allow-http-loopback", false, "allow an http URL on 127.0.0.1, [::1] or localhost (development only; needs --allow-private-targets too)")
+	private := fs.Bool("allow-private-targets", false, "allow a URL whose host is or resolves to a loopback, private, link-local or other internal address (development only; idp serve needs -webhook-allow-private-targets to deliver there)")
 	db := fs.String("db", defaultDB, dbUsage)
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
@@ -58,9 +60,13 @@ func webhookAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer d.close()
 	secret, e, err := webhooks.AddEndpoint(ctx, d.Webhooks, webhooks.EndpointSpec{Tenant: *tenant, URL: *rawURL, Types: list,
-		AllowLoopbackHTTP: *loopback})
+		AllowLoopbackHTTP: *loopback, AllowPrivateTargets: *private})
 	if errors.Is(err, store.ErrNotFound) {
 		return noTenant(*tenant)
+	}
+	if errors.Is(err, webhooks.ErrPrivateTarget) {
+		msg := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "webhooks: "), ": "+store.ErrInvalid.Error())
+		return &cli.UsageError{Msg: "--url: " + strings.Replace(msg, "AllowPrivateTargets", "--allow-private-targets", 1)}
 	}
 	if err != nil {
 		return fmt.Errorf("adding a webhook endpoint to tenant %q: %w", *tenant, err)

@@ -1,6 +1,7 @@
 package picture
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,25 @@ import (
 type enrollState struct {
 	Message  string `json:"m,omitempty"` // why the last POST was refused
 	Selected string `json:"s,omitempty"` // the image the person had chosen
-	Done     bool   `json:"d,omitempty"` // enrolled; the done page ends the enrollment
+	// Storing: a request of the enrollment is storing a picture; the others change nothing.
+	Storing bool `json:"w,omitempty"`
+}
+
+// errStoring is what claim returns when another request of the enrollment stores a picture.
+var errStoring = errors.New("picture: another request of the enrollment is storing a picture")
+
+// setState changes the enrollment's state with fn, atomically (Enrollment.UpdateState).
+func setState(ctx context.Context, e *oidc2fa.Enrollment, fn func(st *enrollState) error) error {
+	return e.UpdateState(ctx, func(old []byte) ([]byte, error) {
+		var st enrollState
+		if len(old) > 0 {
+			_ = json.Unmarshal(old, &st) // what an earlier call stored
+		}
+		if err := fn(&st); err != nil {
+			return nil, err
+		}
+		return json.Marshal(st)
+	})
 }
 
 // ServeEnroll implements oidc2fa.Enroller. Below the enrollment URL it serves:
@@ -25,8 +44,12 @@ type enrollState struct {
 //	POST ""                    fields csrf, image, points and confirm ("x1,y1;x2,y2;…")
 //	GET  image/{name}          a picture
 //	POST cancel                the person gives up (field csrf)
-//	GET  done                  the last page, when no application waits for the person
 //	GET  static/picture.js, static/picture.css
+//
+// The POST that stores the picture also ends the enrollment (Enrollment.Done): the browser goes
+// back to the application, or, without one (an administrator's link), the answer to that POST
+// is the last page, which needs nothing of the ended enrollment. A second POST finds the
+// enrollment ended and changes nothing.
 func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment) {
 	if serveStatic(w, r, e.Rest) {
 		return
@@ -62,16 +85,9 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		}
 		a.render(w, r, http.StatusOK, "enroll", d)
 	case e.Rest == "" && r.Method == http.MethodPost:
-		a.save(w, r, e, st)
+		a.save(w, r, e)
 	case e.Rest == "cancel" && r.Method == http.MethodPost:
 		e.Cancel(w, r)
-	case e.Rest == "done" && r.Method == http.MethodGet && st.Done:
-		if e.Done(w, r) {
-			return
-		}
-		if e.Client.ID == "" {
-			a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", StyleURL: e.Path(stylePath)})
-		}
 	case e.Rest == "":
 		methodNotAllowed(w, "GET, POST")
 	case e.Rest == "cancel":
@@ -82,17 +98,19 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 }
 
 // save checks the points of the enrollment form and stores the credential.
-func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment, st enrollState) {
+func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment) {
 	ctx := r.Context()
 	name := r.PostFormValue("image")
 	refuse := func(msg string) {
 		a.log.InfoContext(ctx, "picture enrollment refused", "tenant", e.Tenant, "subject", e.Subject, "reason", msg)
-		st = enrollState{Message: msg}
-		if a.images.byName[name] != nil {
-			st.Selected = name
-		}
-		state, _ := json.Marshal(st)
-		if err := e.SaveState(ctx, state); err != nil {
+		err := setState(ctx, e, func(st *enrollState) error {
+			st.Message, st.Selected = msg, ""
+			if a.images.byName[name] != nil {
+				st.Selected = name
+			}
+			return nil
+		})
+		if err != nil {
 			a.internal(w, r, err)
 			return
 		}
@@ -120,17 +138,38 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 			return
 		}
 	}
+	// Of several submits of one enrollment at once (a double click), only the first stores a
+	// picture; the others change nothing. (One that comes after it finds the enrollment ended.)
+	err := setState(ctx, e, func(st *enrollState) error {
+		if st.Storing {
+			return errStoring
+		}
+		st.Storing = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStoring) || errors.Is(err, store.ErrNotFound):
+		a.log.InfoContext(ctx, "picture enrollment refused: another request of the enrollment stores a picture",
+			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
+		a.render(w, r, http.StatusBadRequest, "ended", &pageData{Title: "Picture password",
+			Message: "This enrollment has ended. Nothing was changed by this request."})
+		return
+	case err != nil:
+		a.internal(w, r, err)
+		return
+	}
 	// Only an enrollment that may replace the factor (an administrator's link, or a client's
 	// with proof of a recent sign-in) replaces one; the others set up a first factor only.
 	had := false
 	if e.Replace {
 		var err error
 		if had, err = a.HasFactor(ctx, e.Tenant, e.Subject); err != nil {
+			a.unclaim(ctx, e)
 			a.internal(w, r, err)
 			return
 		}
 	}
-	err := a.enroll(ctx, e.Tenant, e.Subject, name, points, e.Replace)
+	err = a.enroll(ctx, e.Tenant, e.Subject, name, points, e.Replace)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		a.log.WarnContext(ctx, "picture enrollment refused: the user has a picture password and this enrollment may not replace it",
@@ -138,6 +177,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 		e.Cancel(w, r)
 		return
 	case err != nil:
+		a.unclaim(ctx, e)
 		a.internal(w, r, err)
 		return
 	case had:
@@ -145,14 +185,20 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	default:
 		a.log.InfoContext(ctx, "picture password enrolled", "tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID, "image", name)
 	}
-	if e.Client.ID != "" {
-		e.Done(w, r)
+	// The enrollment ends in the request that stored the picture, so the link cannot store
+	// another one and enrollment.completed is recorded whatever the browser does next.
+	if e.Done(w, r) {
 		return
 	}
-	state, _ := json.Marshal(enrollState{Done: true})
-	if err := e.SaveState(ctx, state); err != nil {
-		a.internal(w, r, err)
-		return
+	// An administrator's link: no application waits for the person. The enrollment has ended,
+	// so the page links nothing below its URL (no stylesheet).
+	a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready"})
+}
+
+// unclaim lets the enrollment store a picture again after a request failed to store one.
+func (a *Authenticator) unclaim(ctx context.Context, e *oidc2fa.Enrollment) {
+	err := setState(context.WithoutCancel(ctx), e, func(st *enrollState) error { st.Storing = false; return nil })
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.log.ErrorContext(ctx, "picture enrollment: clearing the claim failed", "tenant", e.Tenant, "err", err)
 	}
-	http.Redirect(w, r, e.Path("done"), http.StatusSeeOther)
 }

@@ -5,13 +5,16 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
 )
 
 // newPoints are well apart: the enrollment tests enroll them.
@@ -52,11 +55,8 @@ func TestEnrollAdminLink(t *testing.T) {
 	assert.Contains(t, pg.header.Get("Content-Security-Policy"), "script-src 'self'")
 
 	// The confirmation may differ from the first round by up to r on each axis.
-	p := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
-	require.Equal(t, http.StatusSeeOther, p.status, p.body)
-	require.Equal(t, enrollURL+"/done", p.location)
-	done := b.get(p.location)
-	assert.Equal(t, http.StatusOK, done.status)
+	done := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, []picture.Point{{80, 40}, {940, 80}, {80, 690}, {920, 700}, {480, 400}}))
+	require.Equal(t, http.StatusOK, done.status, done.body)
 	assert.Contains(t, done.body, "Your picture password is set up")
 	assert.Equal(t, http.StatusBadRequest, b.get(enrollURL).status, "the enrollment has ended")
 
@@ -67,6 +67,49 @@ func TestEnrollAdminLink(t *testing.T) {
 	loginURL, lp := e.login(lb, "carol")
 	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
 	assert.NotContains(t, e.log.String(), "60,60", "points are never logged")
+}
+
+// TestEnrollAdminLinkEndsWithThePicture: the POST that stores the picture of an administrator's
+// link ends the enrollment and records enrollment.completed; a second POST in the same browser
+// (a double submit, a back button, a replay) is refused, stores no picture and records nothing.
+// Before, the enrollment ended only when the browser fetched the done page, so a second POST
+// replaced the picture again, with no event.
+func TestEnrollAdminLinkEndsWithThePicture(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
+	done := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, newPoints))
+	require.Equal(t, http.StatusOK, done.status, done.body)
+	assert.Contains(t, done.body, "Your picture password is set up")
+	assert.NotContains(t, done.body, enrollURL, "the done page links nothing below the ended enrollment")
+	assert.Contains(t, done.header.Values("Set-Cookie")[0], "Max-Age=0", "the binding cookie is cleared")
+
+	events := func() []store.Event {
+		ev, err := e.b.Events.List(ctx, "acme", "", 100)
+		require.NoError(t, err)
+		return ev
+	}
+	require.Len(t, events(), 1)
+	assert.Equal(t, store.EventEnrollmentCompleted, events()[0].Type)
+	assert.Equal(t, "admin", events()[0].Actor)
+	assert.Equal(t, e.ann.ID, events()[0].SubjectID)
+	stored, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	require.Equal(t, "farm", stored.Image)
+
+	other := []picture.Point{{100, 100}, {900, 120}, {120, 650}, {880, 660}, {450, 300}}
+	again := b.post(enrollURL, enrollForm(pg, t, "beach", other, other))
+	assert.Equal(t, http.StatusBadRequest, again.status, again.body)
+	assert.Contains(t, again.body, "ended")
+	after, err := e.b.Pictures.Get(ctx, "acme", e.ann.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stored, after, "the second POST stored nothing")
+	assert.Len(t, events(), 1, "the second POST recorded nothing")
+	assert.Equal(t, http.StatusBadRequest, b.get(enrollURL+"/done").status)
+
+	lb := e.browser()
+	loginURL, lp := e.login(lb, "ann")
+	assert.NotEmpty(t, toClient(t, e.attempt(lb, loginURL, lp, picture.FormatPoints(newPoints))).Get("code"))
 }
 
 func TestEnrollClientLink(t *testing.T) {
@@ -144,7 +187,7 @@ func TestEnrollClearsLock(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, locked)
 	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
-	require.Equal(t, enrollURL+"/done", b.post(enrollURL, enrollForm(pg, t, "study", newPoints, newPoints)).location)
+	require.Equal(t, http.StatusOK, b.post(enrollURL, enrollForm(pg, t, "study", newPoints, newPoints)).status)
 	locked, err = e.auth.Locked(ctx, "acme", e.ann.ID)
 	require.NoError(t, err)
 	assert.False(t, locked)
@@ -191,4 +234,68 @@ func TestNewConfigErrors(t *testing.T) {
 	}
 	_, err := picture.New(ok)
 	assert.NoError(t, err)
+}
+
+// TestEnrollDoubleSubmitAtOnce: several submits of one enrollment sent at once (a double click)
+// store one picture and record one enrollment.completed; the others change nothing.
+func TestEnrollDoubleSubmitAtOnce(t *testing.T) {
+	e := newEnv(t, func(c *picture.Config) { c.Credentials = slowPut{c.Credentials} })
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	images := []string{"farm", "beach", "study", "harbour"}
+	type answer struct {
+		image  string
+		status int
+	}
+	answers := make(chan answer, len(images))
+	var wg sync.WaitGroup
+	for _, im := range images {
+		form := enrollForm(pg, t, im, newPoints, newPoints)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, enrollURL, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := b.c.Do(req)
+			if err != nil {
+				answers <- answer{im, 0}
+				return
+			}
+			resp.Body.Close()
+			answers <- answer{im, resp.StatusCode}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	var stored []string
+	for a := range answers {
+		if a.status == http.StatusOK {
+			stored = append(stored, a.image)
+		} else {
+			assert.Equal(t, http.StatusBadRequest, a.status)
+		}
+	}
+	require.Len(t, stored, 1, "one submit stored the picture")
+	ev, err := e.b.Events.List(ctx, "acme", "", 100)
+	require.NoError(t, err)
+	assert.Len(t, ev, 1, "one enrollment.completed")
+	c, err := e.b.Pictures.Get(ctx, "acme", e.carol.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stored[0], c.Image, "the picture stored is the one the person was told of")
+	assert.Equal(t, 1, strings.Count(e.log.String(), "picture password enrolled")+strings.Count(e.log.String(), "picture password replaced"),
+		"one picture stored")
+}
+
+// slowPut is a credential store whose Put and Create take a while, so that submits sent at once
+// overlap as they would with a real store over the network.
+type slowPut struct{ store.PictureCredentials }
+
+func (s slowPut) Put(ctx context.Context, c store.PictureCredential) error {
+	time.Sleep(50 * time.Millisecond)
+	return s.PictureCredentials.Put(ctx, c)
+}
+
+func (s slowPut) Create(ctx context.Context, c store.PictureCredential) error {
+	time.Sleep(50 * time.Millisecond)
+	return s.PictureCredentials.Create(ctx, c)
 }

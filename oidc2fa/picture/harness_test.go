@@ -98,6 +98,7 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	e.ocfg = oidc2fa.Config{
 		Tenants: e.b.Tenants, Users: e.b.Users, Clients: e.b.Clients, Codes: e.b.Codes, Interactions: e.b.Interactions,
 		Authenticator: e.auth, Signer: keys, BaseURL: e.srv.URL + "/oidc", Logger: logger,
+		Events: e.b.Events,
 	}
 	h, err := oidc2fa.New(e.ocfg)
 	require.NoError(t, err)

@@ -146,8 +146,10 @@ func TestKeyRotation(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, p.jwksHits.Load(), "the JWKS is cached")
 
-	newKid, err := p.keys.Rotate(ctx)
+	newKids, err := p.keys.Rotate(ctx)
 	require.NoError(t, err)
+	require.Len(t, newKids, 1)
+	newKid := newKids[0]
 	e.clock.Advance(rp.JWKSRefreshInterval)
 	second, err := e.flow(t)
 	require.NoError(t, err, "a new kid makes the RP fetch the JWKS again")

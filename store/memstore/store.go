@@ -21,6 +21,7 @@ type Store struct {
 	codes        codeTable        // behind its own lock
 	interactions interactionTable // behind its own lock
 	pushed       pushedTable      // behind its own lock
+	accessTokens accessTokenTable // behind its own lock
 	signingKeys  signingKeyTable  // behind its own lock
 	fields       *rowFields       // read-only after New
 }
@@ -56,6 +57,7 @@ func New() *Store {
 		codes:        codeTable{byHash: map[[32]byte]*codeRec{}},
 		interactions: interactionTable{byID: map[string]*store.Interaction{}},
 		pushed:       pushedTable{byHash: map[[32]byte]*store.PushedRequest{}},
+		accessTokens: accessTokenTable{byHash: map[[32]byte]*store.AccessToken{}},
 		signingKeys:  signingKeyTable{byID: map[string]*store.SigningKey{}},
 	}
 }
@@ -71,6 +73,7 @@ func (s *Store) Backend() store.Backend {
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
 		Pushed:       s.PushedRequests(),
+		AccessTokens: s.AccessTokens(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
@@ -107,6 +110,9 @@ func (s *Store) Interactions() *Interactions { return &Interactions{s} }
 
 // PushedRequests returns the store's store.PushedRequests.
 func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
+
+// AccessTokens returns the store's store.AccessTokens.
+func (s *Store) AccessTokens() *AccessTokens { return &AccessTokens{s} }
 
 // SigningKeys returns the store's store.SigningKeys.
 func (s *Store) SigningKeys() *SigningKeys { return &SigningKeys{s} }
@@ -186,6 +192,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	delete(s.tenants, id)
 	if ok {
 		s.pushed.deleteTenant(id) // under s.mu, so no Create for the tenant comes between
+		s.accessTokens.deleteTenant(id)
 	}
 	s.mu.Unlock()
 	if !ok {

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -158,8 +157,9 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		}
 		defer commit(p, t)
 		for _, g := range rec.groups {
-			if i := slices.Index(g.members, rec); i >= 0 {
-				g.members = slices.Delete(g.members, i, i+1)
+			if m := g.byUser[rec]; m != nil {
+				delete(g.byUser, rec)
+				g.members.remove(m.pos)
 			}
 		}
 		t.unindex(rec)
@@ -173,12 +173,12 @@ func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.
 	var page store.Page[store.User]
 	err := us.s.read(ctx, tenant, func(t *tenantData) error {
 		view := userView{fields: us.s.fields}
-		match := func(r *userRec) bool {
+		show := func(r *userRec) filter.Resource {
 			view.r = r
-			return filter.Match(q.Filter, &view)
+			return &view
 		}
 		var err error
-		page, err = list(ctx, &t.users, q, t.userIndex, match, (*userRec).fill)
+		page, err = list(ctx, &t.users, q, t.userIndex, show, (*userRec).fill)
 		return err
 	})
 	return page, err

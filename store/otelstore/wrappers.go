@@ -105,6 +105,20 @@ func (s groups) Get(ctx context.Context, tenant string, id string) (*store.Group
 	return v, err
 }
 
+func (s groups) GetWithoutMembers(ctx context.Context, tenant string, id string) (*store.Group, error) {
+	ctx, end := s.o.start(ctx, "groups.get_without_members")
+	v, err := s.next.GetWithoutMembers(ctx, tenant, id)
+	end(err)
+	return v, err
+}
+
+func (s groups) Patch(ctx context.Context, tenant string, id string, p store.GroupPatch) (*store.Group, error) {
+	ctx, end := s.o.start(ctx, "groups.patch")
+	v, err := s.next.Patch(ctx, tenant, id, p)
+	end(err)
+	return v, err
+}
+
 func (s groups) Update(ctx context.Context, tenant string, id string, fn func(*store.Group) error) (*store.Group, error) {
 	ctx, end := s.o.start(ctx, "groups.update")
 	v, err := s.next.Update(ctx, tenant, id, fn)
@@ -310,6 +324,40 @@ func (s pushedRequests) DeleteExpired(ctx context.Context, now time.Time) (int, 
 	return v, err
 }
 
+// accessTokens is a store.AccessTokens whose calls are timed and traced.
+type accessTokens struct {
+	next store.AccessTokens
+	o    *observer
+}
+
+func (s accessTokens) Create(ctx context.Context, t store.AccessToken) error {
+	ctx, end := s.o.start(ctx, "access_tokens.create")
+	err := s.next.Create(ctx, t)
+	end(err)
+	return err
+}
+
+func (s accessTokens) Get(ctx context.Context, h [32]byte) (*store.AccessToken, error) {
+	ctx, end := s.o.start(ctx, "access_tokens.get")
+	v, err := s.next.Get(ctx, h)
+	end(err)
+	return v, err
+}
+
+func (s accessTokens) RevokeCode(ctx context.Context, codeHash [32]byte) (int, error) {
+	ctx, end := s.o.start(ctx, "access_tokens.revoke_code")
+	v, err := s.next.RevokeCode(ctx, codeHash)
+	end(err)
+	return v, err
+}
+
+func (s accessTokens) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	ctx, end := s.o.start(ctx, "access_tokens.delete_expired")
+	v, err := s.next.DeleteExpired(ctx, now)
+	end(err)
+	return v, err
+}
+
 // pictureCredentials is a store.PictureCredentials whose calls are timed and traced.
 type pictureCredentials struct {
 	next store.PictureCredentials
@@ -506,6 +554,9 @@ func (o *observer) wrap(b store.Backend) store.Backend {
 	}
 	if b.Pushed != nil {
 		b.Pushed = pushedRequests{b.Pushed, o}
+	}
+	if b.AccessTokens != nil {
+		b.AccessTokens = accessTokens{b.AccessTokens, o}
 	}
 	if b.Pictures != nil {
 		b.Pictures = pictureCredentials{b.Pictures, o}

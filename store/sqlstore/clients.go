@@ -16,7 +16,7 @@ type Clients struct{ s *Store }
 
 var _ store.Clients = (*Clients)(nil)
 
-const clientColumns = `tenant, id, name, description, redirect_uris, secret_hash, created, secret_rotated, require_par`
+const clientColumns = `tenant, id, name, description, redirect_uris, secret_hash, created, secret_rotated, require_par, id_token_alg, access_token`
 
 // Create implements store.Clients.
 func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, error) {
@@ -35,9 +35,9 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		if err := tx.tenantExists(ctx, c.Tenant); err != nil {
 			return err
 		}
-		n, err := tx.affected(ctx, `INSERT INTO clients (`+clientColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		n, err := tx.affected(ctx, `INSERT INTO clients (`+clientColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			c.Tenant, c.ID, c.Name, c.Description, string(uris), c.SecretHash[:], nanos(c.Created), nanos(c.SecretRotated),
-			c.RequirePAR)
+			c.RequirePAR, c.IDTokenAlg, c.AccessToken)
 		switch {
 		case isForeignKey(err):
 			return fmt.Errorf("tenant %q: %w", c.Tenant, store.ErrNotFound)
@@ -127,9 +127,9 @@ func (cs *Clients) Update(ctx context.Context, tenant, id string, fn func(*store
 			return err
 		}
 		if _, err := tx.exec(ctx, `UPDATE clients SET name = ?, description = ?, redirect_uris = ?, secret_hash = ?,
-			created = ?, secret_rotated = ?, require_par = ? WHERE tenant = ? AND id = ?`,
+			created = ?, secret_rotated = ?, require_par = ?, id_token_alg = ?, access_token = ? WHERE tenant = ? AND id = ?`,
 			work.Name, work.Description, string(uris), work.SecretHash[:], nanos(work.Created), nanos(work.SecretRotated),
-			work.RequirePAR, tenant, id); err != nil {
+			work.RequirePAR, work.IDTokenAlg, work.AccessToken, tenant, id); err != nil {
 			return err
 		}
 		if out, err = tx.client(ctx, tenant, id, false); err != nil {
@@ -184,7 +184,7 @@ func scanClient(row scanner) (*store.Client, error) {
 	var uris string
 	var hash []byte
 	var created, rotated sql.NullInt64
-	if err := row.Scan(&c.Tenant, &c.ID, &c.Name, &c.Description, &uris, &hash, &created, &rotated, &c.RequirePAR); err != nil {
+	if err := row.Scan(&c.Tenant, &c.ID, &c.Name, &c.Description, &uris, &hash, &created, &rotated, &c.RequirePAR, &c.IDTokenAlg, &c.AccessToken); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(uris), &c.RedirectURIs); err != nil {

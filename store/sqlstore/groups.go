@@ -224,17 +224,19 @@ func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store
 	page := store.Page[store.Group]{Resources: []store.Group{}}
 	err := gs.s.read(ctx, func(tx *txn) error {
 		var ids, docs []string
-		total, err := tx.list(ctx, "groups", kindGroup, tenant, q, func(id, doc string) {
+		l, err := tx.list(ctx, "groups", kindGroup, tenant, q, func(id, doc string) {
 			ids = append(ids, id)
 			docs = append(docs, doc)
 		})
 		if err != nil {
 			return err
 		}
-		page.TotalResults = total
-		ms, err := tx.members(ctx, tenant, ids)
-		if err != nil {
-			return err
+		l.into(&page.TotalResults, &page.Next, &page.Prev)
+		var ms map[string][]store.Member
+		if !q.WithoutMembers {
+			if ms, err = tx.members(ctx, tenant, ids); err != nil {
+				return err
+			}
 		}
 		for i, doc := range docs {
 			g, err := decodeGroup(doc)
@@ -367,6 +369,9 @@ func (t *txn) storeGroup(ctx context.Context, tenant string, doc string, members
 			}
 			return nil, err
 		}
+	}
+	if _, err := t.exec(ctx, `UPDATE groups SET member_count = ? WHERE tenant = ? AND id = ?`, len(members), tenant, g.ID); err != nil {
+		return nil, err
 	}
 	g.Members = members
 	if err := t.putAttrs(ctx, tenant, kindGroup, g.ID, attrRows(kindGroup, g)); err != nil {

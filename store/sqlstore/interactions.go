@@ -58,6 +58,9 @@ func (is *Interactions) Get(ctx context.Context, id string) (*store.Interaction,
 
 // Update implements store.Interactions.
 func (is *Interactions) Update(ctx context.Context, id string, fn func(*store.Interaction) error) (*store.Interaction, error) {
+	if !storableText(id) {
+		return nil, fmt.Errorf("interaction: %w", store.ErrNotFound) // no stored id holds it
+	}
 	var out *store.Interaction
 	err := is.s.write(ctx, func(tx *txn) error {
 		work, err := interactionOrNotFound(scanInteraction(tx.queryRow(ctx,
@@ -89,6 +92,9 @@ func (is *Interactions) Update(ctx context.Context, id string, fn func(*store.In
 // Take implements store.Interactions: one DELETE … RETURNING, so of concurrent Takes exactly one
 // gets the row.
 func (is *Interactions) Take(ctx context.Context, id string) (*store.Interaction, error) {
+	if !storableText(id) {
+		return nil, fmt.Errorf("interaction: %w", store.ErrNotFound) // no stored id holds it
+	}
 	var out *store.Interaction
 	err := is.s.write(ctx, func(tx *txn) error {
 		var err error

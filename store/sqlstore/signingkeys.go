@@ -35,8 +35,8 @@ func (ks *SigningKeys) Add(ctx context.Context, k store.SigningKey) error {
 	}
 	sealed := seal(aead, k.PrivateKey, []byte(k.ID))
 	return ks.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created, retired)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.ID, k.Algorithm, sealed, k.Created.UnixNano(), nanos(k.Retired))
+		n, err := tx.affected(ctx, `INSERT INTO signing_keys (id, tenant, algorithm, private_key, created, retired)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.ID, k.Tenant, k.Algorithm, sealed, k.Created.UnixNano(), nanos(k.Retired))
 		if err == nil && n == 0 {
 			err = fmt.Errorf("signing key %q: %w", k.ID, store.ErrConflict)
 		}
@@ -53,7 +53,7 @@ func (ks *SigningKeys) List(ctx context.Context) ([]store.SigningKey, error) {
 	}
 	out := []store.SigningKey{}
 	err = ks.s.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT id, algorithm, private_key, created, retired FROM signing_keys ORDER BY created, id`)
+		rows, err := tx.query(ctx, `SELECT id, tenant, algorithm, private_key, created, retired FROM signing_keys ORDER BY created, id`)
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func (ks *SigningKeys) List(ctx context.Context) ([]store.SigningKey, error) {
 			var sealed []byte
 			var created int64
 			var retired sql.NullInt64
-			if err := rows.Scan(&k.ID, &k.Algorithm, &sealed, &created, &retired); err != nil {
+			if err := rows.Scan(&k.ID, &k.Tenant, &k.Algorithm, &sealed, &created, &retired); err != nil {
 				return err
 			}
 			if k.PrivateKey, err = unseal(aead, sealed, []byte(k.ID)); err != nil {

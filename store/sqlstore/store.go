@@ -235,6 +235,7 @@ func (s *Store) Backend() store.Backend {
 		Codes:        s.Codes(),
 		Interactions: s.Interactions(),
 		Pushed:       s.PushedRequests(),
+		AccessTokens: s.AccessTokens(),
 		Pictures:     s.Pictures(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
@@ -262,6 +263,9 @@ func (s *Store) Codes() *Codes { return &Codes{s} }
 
 // Interactions returns the store's store.Interactions.
 func (s *Store) Interactions() *Interactions { return &Interactions{s} }
+
+// AccessTokens returns the store's store.AccessTokens.
+func (s *Store) AccessTokens() *AccessTokens { return &AccessTokens{s} }
 
 // PushedRequests returns the store's store.PushedRequests.
 func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }

@@ -5,13 +5,17 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/visid/visid/store"
 )
 
 // querier is what *sql.Tx, *sql.Conn and *sql.DB have in common.
@@ -96,13 +100,16 @@ const maxAttempts = 8
 // write lock from its first read, and the Store's writers take turns. On PostgreSQL it is READ
 // COMMITTED: fn locks what it reads to change (SELECT … FOR UPDATE). A transaction that fails on
 // a deadlock or a busy database is run again, fn included.
+//
+// A text parameter that PostgreSQL refuses (not UTF-8, or NUL) fails the write with
+// store.ErrInvalid, never an internal error.
 func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
-	return retryWrite(ctx, func() error {
+	return textError(retryWrite(ctx, func() error {
 		if s.d == sqliteDialect {
 			return s.writeSQLite(ctx, fn)
 		}
 		return s.writePostgres(ctx, fn)
-	})
+	}), store.ErrInvalid)
 }
 
 // writeStatement runs fn, whose first statement makes the whole write, outside an explicit
@@ -111,7 +118,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 // runs in transactions of its own, so fn must change nothing after its first statement. It is
 // run again after a deadlock or a busy database, as write's transactions are.
 func (s *Store) writeStatement(ctx context.Context, fn func(t *txn) error) error {
-	return retryWrite(ctx, func() error { return fn(&txn{q: s.db, d: s.d}) })
+	return textError(retryWrite(ctx, func() error { return fn(&txn{q: s.db, d: s.d}) }), store.ErrInvalid)
 }
 
 // retryWrite runs write, and again after a retryable error, up to maxAttempts times.
@@ -177,7 +184,13 @@ func (s *Store) writePostgres(ctx context.Context, fn func(t *txn) error) error 
 }
 
 // read runs fn in a read-only transaction, so that its queries see one state of the database.
+// A text parameter that PostgreSQL refuses (not UTF-8, or NUL) names nothing stored, as no
+// stored value can hold it: the read fails with store.ErrNotFound.
 func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
+	return textError(s.readTx(ctx, fn), store.ErrNotFound)
+}
+
+func (s *Store) readTx(ctx context.Context, fn func(t *txn) error) error {
 	opts := &sql.TxOptions{}
 	if s.d == postgresDialect {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
@@ -210,6 +223,23 @@ func retryable(err error) bool {
 		return se.Code()&0xff == sqlite3.SQLITE_BUSY || se.Code()&0xff == sqlite3.SQLITE_LOCKED
 	}
 	return false
+}
+
+// isBadText reports whether err is PostgreSQL refusing a text parameter: bytes that are not
+// UTF-8, or NUL (SQLSTATE 22021, character_not_in_repertoire), or a character the database's
+// encoding lacks (22P05, untranslatable_character). SQLite stores such bytes as they are.
+func isBadText(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
+}
+
+// textError returns err, or, when isBadText(err), an error that wraps as (store.ErrNotFound or
+// store.ErrInvalid) instead of the database's.
+func textError(err error, as error) error {
+	if err != nil && isBadText(err) {
+		return fmt.Errorf("sqlstore: a text parameter is not valid UTF-8 or holds NUL: %w", as)
+	}
+	return err
 }
 
 // isUnique reports whether err is a violated unique or primary-key constraint.
@@ -269,4 +299,10 @@ func placeholders(n int) string {
 		return ""
 	}
 	return strings.Repeat("?,", n-1) + "?"
+}
+
+// storableText reports whether s can be a text parameter of every dialect: valid UTF-8 without
+// NUL. A key that is not can name no stored row.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }

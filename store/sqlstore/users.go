@@ -388,6 +388,18 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		if err != nil {
 			return err
 		}
+		groups := make([]string, len(ms))
+		for i, m := range ms {
+			groups[i] = m.group
+		}
+		err = inChunks(groups, func(chunk []string) error {
+			_, err := tx.exec(ctx, `UPDATE groups SET member_count = member_count - 1 WHERE tenant = ? AND id IN (`+placeholders(len(chunk))+`)`,
+				append([]any{tenant}, strArgs(chunk)...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM members WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,
@@ -411,14 +423,14 @@ func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.
 	err := us.s.read(ctx, func(tx *txn) error {
 		var ids []string
 		var docs []string
-		total, err := tx.list(ctx, "users", kindUser, tenant, q, func(id, doc string) {
+		l, err := tx.list(ctx, "users", kindUser, tenant, q, func(id, doc string) {
 			ids = append(ids, id)
 			docs = append(docs, doc)
 		})
 		if err != nil {
 			return err
 		}
-		page.TotalResults = total
+		l.into(&page.TotalResults, &page.Next, &page.Prev)
 		refs, err := tx.groupRefs(ctx, tenant, ids)
 		if err != nil {
 			return err

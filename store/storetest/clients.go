@@ -36,6 +36,7 @@ func clientTests() []test {
 		{"DeleteNotFound", testClientDeleteNotFound},
 		{"DeleteKeepsCodes", testClientDeleteKeepsCodes},
 		{"RequirePARKept", testClientRequirePAR},
+		{"IDTokenAlgAndAccessTokenKept", testClientIDTokenAlgAccessToken},
 	}
 }
 
@@ -489,4 +490,42 @@ func testClientRequirePAR(t *testing.T, b store.Backend) {
 	})
 	require.NoError(t, err)
 	assert.True(t, got.RequirePAR, "an Update that does not touch it keeps it")
+}
+
+// IDTokenAlg and AccessToken are kept by Create, Get, List and Update like every other field.
+func testClientIDTokenAlgAccessToken(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	rs := newClient(acme, "client_rs", "rs")
+	rs.IDTokenAlg, rs.AccessToken = "RS256", true
+	mustClient(t, b, rs)
+	mustClient(t, b, newClient(acme, "client_plain", "plain"))
+	got := mustGetClient(t, b, acme, "client_rs")
+	assert.Equal(t, "RS256", got.IDTokenAlg, "Create and Get")
+	assert.True(t, got.AccessToken, "Create and Get")
+	plain := mustGetClient(t, b, acme, "client_plain")
+	assert.Empty(t, plain.IDTokenAlg)
+	assert.False(t, plain.AccessToken)
+	list, err := b.Clients.List(ctx(), acme)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, []string{"RS256", ""}, []string{list[0].IDTokenAlg, list[1].IDTokenAlg}, "List")
+	assert.Equal(t, []bool{true, false}, []bool{list[0].AccessToken, list[1].AccessToken}, "List")
+
+	upd, err := b.Clients.Update(ctx(), acme, "client_plain", func(c *store.Client) error {
+		c.IDTokenAlg, c.AccessToken = "ES256", true
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "ES256", upd.IDTokenAlg, "Update stores what fn leaves")
+	assert.True(t, upd.AccessToken)
+	got = mustGetClient(t, b, acme, "client_plain")
+	assert.Equal(t, "ES256", got.IDTokenAlg)
+	assert.True(t, got.AccessToken)
+	upd, err = b.Clients.Update(ctx(), acme, "client_rs", func(c *store.Client) error {
+		c.Name = "renamed"
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "RS256", upd.IDTokenAlg, "an Update that does not touch them keeps them")
+	assert.True(t, upd.AccessToken)
 }

@@ -23,6 +23,7 @@ func signingKeyTests() []test {
 		{"RetireNotFound", testSigningKeyRetireNotFound},
 		{"Delete", testSigningKeyDelete},
 		{"DeleteNotFound", testSigningKeyDeleteNotFound},
+		{"TenantKept", testSigningKeyTenant},
 	}
 }
 
@@ -145,4 +146,17 @@ func testSigningKeyDelete(t *testing.T, b store.Backend) {
 
 func testSigningKeyDeleteNotFound(t *testing.T, b store.Backend) {
 	require.ErrorIs(t, b.SigningKeys.Delete(ctx(), "nope"), store.ErrNotFound)
+}
+
+// Tenant is kept by Add and List; a key without one is a shared key, listed with the others.
+func testSigningKeyTenant(t *testing.T, b store.Backend) {
+	shared := newSigningKey("shared", 1)
+	a := newSigningKey("acme-key", 2)
+	a.Tenant = acme
+	g := newSigningKey("globex-key", 3)
+	g.Tenant, g.Algorithm = globex, "RS256"
+	for _, k := range []store.SigningKey{shared, a, g} {
+		mustSigningKey(t, b, k)
+	}
+	assert.Equal(t, normSigningKeys([]store.SigningKey{shared, a, g}), allSigningKeys(t, b))
 }

@@ -222,6 +222,8 @@ type clientData struct {
 	Description   string    `json:"description,omitempty"`
 	RedirectURIs  []string  `json:"redirect_uris"`
 	RequirePAR    bool      `json:"require_par"`
+	IDTokenAlg    string    `json:"id_token_signed_response_alg,omitempty"`
+	AccessToken   bool      `json:"access_token,omitempty"`
 	Created       time.Time `json:"created"`
 	SecretRotated time.Time `json:"secret_rotated"`
 }
@@ -234,7 +236,7 @@ func Client(p *Pending, before, after *store.Client) {
 		return
 	}
 	add := func(typ store.EventType, c *store.Client) {
-		data, _ := json.Marshal(clientData{c.ID, c.Name, c.Description, c.RedirectURIs, c.RequirePAR, c.Created.UTC(), c.SecretRotated.UTC()})
+		data, _ := json.Marshal(clientData{c.ID, c.Name, c.Description, c.RedirectURIs, c.RequirePAR, c.IDTokenAlg, c.AccessToken, c.Created.UTC(), c.SecretRotated.UTC()})
 		p.add(typ, store.SubjectClient, c.ID, data)
 	}
 	switch {
