@@ -1,6 +1,7 @@
 package scimsvc
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -286,8 +287,9 @@ func coerceComplex(a *schema.Attribute, v any) (object, error) {
 }
 
 // coerceSimple decodes v as a value of the simple attribute a. Strings are kept as they are
-// (a reference such as profileUrl is never parsed); a boolean may also arrive as the string
-// "true" or "false" in any case. An empty string is no value.
+// (a reference such as profileUrl is never parsed; a binary value such as x509Certificates.value
+// must be base64 but is not decoded); a boolean may also arrive as the string "true" or "false"
+// in any case. An empty string is no value.
 func coerceSimple(a *schema.Attribute, v any) (any, error) {
 	if v == nil {
 		return nil, nil
@@ -320,6 +322,12 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 	}
 	if s == "" {
 		return nil, nil
+	}
+	if a.Type == schema.Binary {
+		// RFC 7643 §2.3.6: base64 (RFC 4648 §4), padded; kept as sent.
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			return nil, badRequest(typeInvalidValue, "%s is binary and must be base64 (RFC 4648 §4)", a.Path())
+		}
 	}
 	return s, nil
 }

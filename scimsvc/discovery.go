@@ -20,6 +20,12 @@ type supported struct {
 	Supported bool `json:"supported"`
 }
 
+// documented is a feature's support with the URI of a page that says more.
+type documented struct {
+	Supported        bool   `json:"supported"`
+	DocumentationURI string `json:"documentationUri"`
+}
+
 type discoveryMeta struct {
 	ResourceType string `json:"resourceType"`
 	Location     string `json:"location"`
@@ -60,7 +66,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Patch                 supported     `json:"patch"`
 		Bulk                  bulkSupport   `json:"bulk"`
 		Filter                filterSupport `json:"filter"`
-		ChangePassword        supported     `json:"changePassword"`
+		ChangePassword        documented    `json:"changePassword"`
 		Sort                  supported     `json:"sort"`
 		Pagination            pagination    `json:"pagination"`
 		ETag                  supported     `json:"etag"`
@@ -71,6 +77,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		DocumentationURI: h.docURI,
 		Patch:            supported{true},
 		ETag:             supported{true}, // meta.version and conditional requests: etag.go
+		ChangePassword:   documented{Supported: false, DocumentationURI: ChangePasswordDocumentationURI},
 		Bulk:             bulkSupport{Supported: true, MaxOperations: h.bulkMaxOps, MaxPayloadSize: int(h.bulkMaxPayload)},
 		Filter:           filterSupport{Supported: true, MaxResults: MaxResults},
 		Sort:             supported{true},

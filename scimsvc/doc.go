@@ -15,7 +15,13 @@
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
 // POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
 // /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also
-// answered in another case (/users); the tenant is case-sensitive.
+// answered in another case (/users); the tenant is case-sensitive. /scim/v2/{tenant}/Me answers
+// every method with 501 and a SCIM error: requests are authenticated as provisioning clients,
+// never as users (see ChangePasswordDocumentationURI).
+//
+// Users carry the whole core User schema of RFC 7643 §4.1 (ims, photos, entitlements and
+// x509Certificates included; a binary value must be base64) and the enterprise extension, groups
+// the core Group schema; the derived schemas attribute is filterable.
 //
 // # Authentication and limits
 //
@@ -66,7 +72,9 @@
 // name.familyName, emails[type eq "work"].value, members[value eq "…"], URN-qualified
 // extension paths and, for remove, a value filter on a single-valued complex attribute
 // (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
-// keys. The operations of one request apply in one atomic store write: all or none. A repeated
+// keys. Beyond RFC 7644's grammar, a path may be an extension's URN alone: it addresses the
+// whole extension object (add and replace take an object of its attributes, remove drops them
+// all). The operations of one request apply in one atomic store write: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
 //
 // A group's members are never read whole when a request need not: a PATCH that adds or removes

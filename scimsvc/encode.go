@@ -41,7 +41,10 @@ func (e *encoder) writeResource(r *resourceOut, p *projection) {
 	e.first = false
 	var meta *schema.Attribute
 	for _, a := range r.rt.Common {
-		if a.Name == "meta" {
+		switch a.Name {
+		case "schemas": // written first, above
+			continue
+		case "meta":
 			meta = a
 			continue
 		}

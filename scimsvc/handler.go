@@ -170,10 +170,20 @@ func (h *handler) routes() {
 			"DELETE": k.delete,
 		}))
 	}
+	// /Me (RFC 7644 §3.11) stands for the user a request is authenticated as; a SCIM request
+	// here is authenticated as a provisioning client's API key, never as a user.
+	mux.HandleFunc("/{tenant}/Me", h.me)
+	mux.HandleFunc("/{tenant}/Me/", h.me)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, &Error{Status: http.StatusNotFound, Detail: "no such endpoint"})
 	})
 	h.mux = mux
+}
+
+// me answers every request to /Me with 501: there is no authenticated user for it to name.
+func (h *handler) me(w http.ResponseWriter, r *http.Request) {
+	h.writeError(w, r, &Error{Status: http.StatusNotImplemented,
+		Detail: "/Me is not supported: requests are authenticated by API keys of provisioning clients, not as users; see " + ChangePasswordDocumentationURI})
 }
 
 // methods dispatches on the request method; HEAD is served as GET.

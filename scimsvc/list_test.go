@@ -360,7 +360,7 @@ func TestServiceProviderConfig(t *testing.T) {
 			assert.Equal(t, map[string]any{"cursor": true, "index": true, "defaultPaginationMethod": "index",
 				"defaultPageSize": float64(100), "maxPageSize": float64(100), "cursorTimeout": float64(3600)}, spc["pagination"])
 			assert.Equal(t, map[string]any{"supported": true}, spc["etag"])
-			assert.Equal(t, map[string]any{"supported": false}, spc["changePassword"])
+			assert.Equal(t, map[string]any{"supported": false, "documentationUri": scimsvc.ChangePasswordDocumentationURI}, spc["changePassword"])
 			assert.Equal(t, map[string]any{"supported": true, "maxResults": float64(100)}, spc["filter"])
 			schemes, _ := spc["authenticationSchemes"].([]any)
 			require.Len(t, schemes, 1)
@@ -463,8 +463,40 @@ func TestSchemas(t *testing.T) {
 	}{
 		{urn: userSchema, wantName: "User",
 			wantAttrs: []string{"userName", "name", "displayName", "nickName", "profileUrl", "title", "userType", "preferredLanguage",
-				"locale", "timezone", "active", "password", "emails", "phoneNumbers", "addresses", "groups", "roles"},
+				"locale", "timezone", "active", "password", "emails", "phoneNumbers", "ims", "photos", "addresses", "groups",
+				"entitlements", "roles", "x509Certificates"},
 			check: func(t *testing.T, attrs []any) {
+				// The rest of RFC 7643 §4.1.2, with its canonical types and sub-attribute types.
+				for name, types := range map[string][]any{
+					"ims":              {"aim", "gtalk", "icq", "xmpp", "msn", "skype", "qq", "yahoo"},
+					"photos":           {"photo", "thumbnail"},
+					"entitlements":     nil,
+					"x509Certificates": nil,
+				} {
+					def := attributeDef(attrs, name)
+					assert.Equal(t, true, def["multiValued"], name)
+					assert.Equal(t, "complex", def["type"], name)
+					assert.Equal(t, "readWrite", def["mutability"], name)
+					subs := def["subAttributes"].([]any)
+					var subNames []string
+					for _, s := range subs {
+						subNames = append(subNames, s.(map[string]any)["name"].(string))
+					}
+					assert.Equal(t, []string{"value", "display", "type", "primary"}, subNames, name)
+					if types != nil {
+						assert.Equal(t, types, attributeDef(subs, "type")["canonicalValues"], name)
+					} else {
+						assert.NotContains(t, attributeDef(subs, "type"), "canonicalValues", name)
+					}
+					assert.Equal(t, "boolean", attributeDef(subs, "primary")["type"], name)
+				}
+				photo := attributeDef(attributeDef(attrs, "photos")["subAttributes"].([]any), "value")
+				assert.Equal(t, "reference", photo["type"])
+				assert.Equal(t, []any{"external"}, photo["referenceTypes"])
+				cert := attributeDef(attributeDef(attrs, "x509Certificates")["subAttributes"].([]any), "value")
+				assert.Equal(t, "binary", cert["type"])
+				assert.Equal(t, true, cert["caseExact"])
+
 				userName := attributeDef(attrs, "userName")
 				assert.Equal(t, true, userName["required"])
 				assert.Equal(t, "server", userName["uniqueness"])

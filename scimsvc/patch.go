@@ -16,10 +16,14 @@ const patchOpURN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 
 // patchOp is one operation of a PatchOp request.
 type patchOp struct {
-	op    string // "add", "replace" or "remove"
-	path  *patchPath
-	value any
-	raw   string // the path as sent, for error details
+	op   string // "add", "replace" or "remove"
+	path *patchPath
+	// extension is set, and path nil, when the path is an extension schema's URN alone: the
+	// operation addresses the whole extension object, its value an object of the extension's
+	// attributes (accepted beyond RFC 7644's path grammar, as several clients send it).
+	extension *schema.Schema
+	value     any
+	raw       string // the path as sent, for error details
 }
 
 // parsePatch reads a PatchOp request body (RFC 7644 §3.5.2). Member names and op values are
@@ -70,6 +74,11 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 			if why := badEscapes(op.raw); why != "" {
 				return nil, badRequest(typeInvalidValue, "operation %d: the path %s: its strings must be UTF-8 text without NUL", i+1, why)
 			}
+			if x := schemaNamed(rt, strings.TrimSpace(op.raw)); x != nil && x != rt.Schema {
+				op.extension = x
+				ops = append(ops, op)
+				continue
+			}
 			p, err := parsePath(op.raw, rt, lim)
 			if err != nil {
 				return nil, err
@@ -106,6 +115,13 @@ func applyPatch(ctx context.Context, rt *schema.ResourceType, t object, ops []pa
 		touched := all
 		var vals object
 		switch {
+		case op.extension != nil && op.op == "remove":
+			touched = nil
+			for _, a := range all {
+				if a.Schema == op.extension.ID {
+					touched = append(touched, a)
+				}
+			}
 		case op.path == nil && op.op == "remove":
 			return badRequest(typeNoTarget, "a remove operation needs a path")
 		case op.path == nil:
@@ -124,9 +140,12 @@ func applyPatch(ctx context.Context, rt *schema.ResourceType, t object, ops []pa
 		}
 		before := primaries(touched, t)
 		var err error
-		if op.path == nil {
+		switch {
+		case op.extension != nil && op.op == "remove":
+			delete(t, op.extension.ID)
+		case op.path == nil:
 			err = applyPathless(rt, t, op, vals, seen)
-		} else {
+		default:
 			err = applyPath(t, op, seen)
 		}
 		if err != nil {
@@ -171,9 +190,16 @@ func valuesOf(t object, a *schema.Attribute) []any {
 }
 
 // pathlessValues decodes the value of an add or replace without a path: an object of
-// attributes, which may be dotted or URN-qualified.
+// attributes, which may be dotted or URN-qualified. When the path is an extension's URN, the
+// value is an object of that extension's attributes.
 func pathlessValues(rt *schema.ResourceType, op patchOp) (object, error) {
 	in, ok := op.value.(object)
+	if op.extension != nil {
+		if !ok {
+			return nil, badRequest(typeInvalidValue, "an %s operation whose path is %s needs an object value", op.op, op.extension.ID)
+		}
+		return decodeTree(rt, object{op.extension.ID: in})
+	}
 	if !ok {
 		return nil, badRequest(typeInvalidValue, "an %s operation without a path needs an object value", op.op)
 	}

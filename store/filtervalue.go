@@ -20,6 +20,14 @@ func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool)
 		return multiValue(u.PhoneNumbers, sub, i)
 	case "roles":
 		return multiValue(u.Roles, sub, i)
+	case "ims":
+		return multiValue(u.Ims, sub, i)
+	case "photos":
+		return multiValue(u.Photos, sub, i)
+	case "entitlements":
+		return multiValue(u.Entitlements, sub, i)
+	case "x509Certificates":
+		return multiValue(u.X509Certificates, sub, i)
 	case "addresses":
 		if i >= len(u.Addresses) {
 			return filter.Value{}, false
@@ -31,6 +39,8 @@ func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool)
 		}
 		g := &u.Groups[i]
 		return pick(sub, "value", g.Value, "display", g.Display, "type", g.Type), true
+	case "schemas":
+		return schemasValue(i, schema.UserURN, u.Enterprise != EnterpriseUser{})
 	case "id":
 		return filter.StringValue(u.ID), true
 	case "externalId":
@@ -61,6 +71,18 @@ func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool)
 		return u.Meta.filterValue(sub, "User"), true
 	}
 	return filter.Value{}, i == 0
+}
+
+// schemasValue is the i-th value of a resource's schemas: its core schema's URN, then, when
+// extended is set, the enterprise extension's, as a response lists them.
+func schemasValue(i int, core string, extended bool) (filter.Value, bool) {
+	switch {
+	case i == 0:
+		return filter.StringValue(core), true
+	case i == 1 && extended:
+		return filter.StringValue(schema.EnterpriseUserURN), true
+	}
+	return filter.Value{}, false
 }
 
 func (n *Name) filterValue(sub *schema.Attribute) filter.Value {
@@ -185,6 +207,8 @@ func (g *Group) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool
 		}
 		m := &g.Members[i]
 		return pick(sub, "value", m.Value, "display", m.Display, "type", m.Type), true
+	case "schemas":
+		return schemasValue(i, schema.GroupURN, false)
 	case "id":
 		return filter.StringValue(g.ID), true
 	case "externalId":

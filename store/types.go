@@ -23,6 +23,12 @@ type User struct {
 	PhoneNumbers      []MultiValue
 	Roles             []MultiValue
 	Addresses         []Address
+	Ims               []MultiValue // instant messaging addresses
+	Photos            []MultiValue // Value is a URL, kept as an opaque string like ProfileURL
+	Entitlements      []MultiValue
+	// X509Certificates' Value is a certificate as a base64 string (a SCIM binary value), kept as
+	// the client sent it.
+	X509Certificates []MultiValue
 	// Groups is derived by the store from group membership whenever a user is read; what a
 	// caller puts here is ignored.
 	Groups     []GroupRef
@@ -40,7 +46,8 @@ type Name struct {
 	HonorificSuffix string
 }
 
-// MultiValue is one value of emails, phoneNumbers or roles.
+// MultiValue is one value of emails, phoneNumbers, roles, ims, photos, entitlements or
+// x509Certificates.
 type MultiValue struct {
 	Value   string
 	Display string

@@ -18,20 +18,21 @@ import (
 //
 // Layout (integers little-endian):
 //
-//	0   4 × uint16  how many emails, phoneNumbers, roles and addresses
-//	8   byte        flags: active, meta.created set, meta.lastModified set
-//	9   int64+int32 meta.created as Unix seconds and nanoseconds
-//	21  int64+int32 meta.lastModified
-//	33  uint32 × n  the end offset of each string, in eachString order
+//	0   8 × uint16  how many emails, phoneNumbers, roles, ims, photos, entitlements,
+//	                x509Certificates and addresses
+//	16  byte        flags: active, meta.created set, meta.lastModified set
+//	17  int64+int32 meta.created as Unix seconds and nanoseconds
+//	29  int64+int32 meta.lastModified
+//	41  uint32 × n  the end offset of each string, in eachString order
 //	…   the strings' bytes
 //	…   one byte per multi-value, in the same order: 1 when primary
 type row []byte
 
 const (
-	rowFlags    = 8
-	rowCreated  = 9
-	rowModified = 21
-	rowEnds     = 33
+	rowFlags    = 2 * nLists
+	rowCreated  = rowFlags + 1
+	rowModified = rowCreated + 12
+	rowEnds     = rowModified + 12
 
 	flagActive   = 1
 	flagCreated  = 2
@@ -39,7 +40,7 @@ const (
 
 	// nScalars is how many single-valued strings eachString yields before the lists.
 	nScalars = 25
-	// Strings per value of emails, phoneNumbers and roles (value, display, type), and of
+	// Strings per value of the lists of store.MultiValue (value, display, type), and of
 	// addresses (formatted, streetAddress, locality, region, postalCode, country, type).
 	multiStrings   = 3
 	addressStrings = 7
@@ -50,18 +51,28 @@ const (
 	listEmails = iota
 	listPhoneNumbers
 	listRoles
-	listAddresses
+	listIms
+	listPhotos
+	listEntitlements
+	listX509Certificates
+	listAddresses // last: the only list whose values are not store.MultiValue
 	nLists
 )
 
+// multiLists returns u's lists of store.MultiValue in row order (those before listAddresses).
+func multiLists(u *store.User) [listAddresses]*[]store.MultiValue {
+	return [listAddresses]*[]store.MultiValue{&u.Emails, &u.PhoneNumbers, &u.Roles, &u.Ims, &u.Photos, &u.Entitlements, &u.X509Certificates}
+}
+
 // eachString calls fn with every string field of u in row order: the nScalars single-valued
-// ones, then each email, phone number and role (value, display, type), then each address.
+// ones, then each value of the multiLists (value, display, type), then each address.
 // Encoding and decoding both walk it, so they cannot disagree.
 func eachString(u *store.User, fn func(*string)) {
 	for _, s := range scalars(u) {
 		fn(s)
 	}
-	for _, list := range [...][]store.MultiValue{u.Emails, u.PhoneNumbers, u.Roles} {
+	for _, list := range multiLists(u) {
+		list := *list
 		for i := range list {
 			fn(&list[i].Value)
 			fn(&list[i].Display)
@@ -112,7 +123,11 @@ const (
 
 // encode makes the row of u; u.Groups is not stored.
 func encode(u *store.User) row {
-	counts := [nLists]int{len(u.Emails), len(u.PhoneNumbers), len(u.Roles), len(u.Addresses)}
+	var counts [nLists]int
+	for l, list := range multiLists(u) {
+		counts[l] = len(*list)
+	}
+	counts[listAddresses] = len(u.Addresses)
 	values, strs, size := 0, 0, 0
 	for l, n := range counts {
 		values += n
@@ -136,8 +151,8 @@ func encode(u *store.User) row {
 		k++
 	})
 	p := data + off
-	for _, list := range [...][]store.MultiValue{u.Emails, u.PhoneNumbers, u.Roles} {
-		for _, v := range list {
+	for _, list := range multiLists(u) {
+		for _, v := range *list {
 			r[p] = b2u(v.Primary)
 			p++
 		}
@@ -154,14 +169,10 @@ func (r row) decode(dst *store.User) {
 	*dst = store.User{Active: r[rowFlags]&flagActive != 0}
 	dst.Meta.Created = r.time(rowCreated, flagCreated)
 	dst.Meta.LastModified = r.time(rowModified, flagModified)
-	if n := r.count(listEmails); n > 0 {
-		dst.Emails = make([]store.MultiValue, n)
-	}
-	if n := r.count(listPhoneNumbers); n > 0 {
-		dst.PhoneNumbers = make([]store.MultiValue, n)
-	}
-	if n := r.count(listRoles); n > 0 {
-		dst.Roles = make([]store.MultiValue, n)
+	for l, list := range multiLists(dst) {
+		if n := r.count(l); n > 0 {
+			*list = make([]store.MultiValue, n)
+		}
 	}
 	if n := r.count(listAddresses); n > 0 {
 		dst.Addresses = make([]store.Address, n)
@@ -177,7 +188,8 @@ func (r row) decode(dst *store.User) {
 		k++
 	})
 	primary := r[data+start:]
-	for _, list := range [...][]store.MultiValue{dst.Emails, dst.PhoneNumbers, dst.Roles} {
+	for _, list := range multiLists(dst) {
+		list := *list
 		for i := range list {
 			list[i].Primary, primary = primary[0] != 0, primary[1:]
 		}
@@ -264,12 +276,15 @@ func b2u(b bool) byte {
 
 // rowFields maps the User schema's attributes to where a row keeps them: the string index of
 // each single-valued string attribute (sub-attributes of name and the enterprise manager
-// included), and the offset within a value of each sub-attribute of emails, phoneNumbers,
-// roles and addresses. It is built from the schema table once per Store.
+// included), and the offset within a value of each sub-attribute of the multi-valued
+// attributes a row keeps. It is built from the schema table once per Store.
 type rowFields struct {
 	scalar map[*schema.Attribute]int
 	within map[*schema.Attribute]int
 	lists  map[*schema.Attribute]int
+	// enterprise holds the string indexes of the enterprise extension's values: a row has a
+	// value in the extension when one of them is set.
+	enterprise []int
 }
 
 func newRowFields() *rowFields {
@@ -284,6 +299,9 @@ func newRowFields() *rowFields {
 			a = sub
 		}
 		f.scalar[a] = k
+		if a.Schema == schema.EnterpriseUserURN {
+			f.enterprise = append(f.enterprise, k)
+		}
 	}
 	subs := func(name string, list int, names ...string) {
 		a := rt.Schema.Attribute(name)
@@ -295,6 +313,10 @@ func newRowFields() *rowFields {
 	subs("emails", listEmails, "value", "display", "type")
 	subs("phoneNumbers", listPhoneNumbers, "value", "display", "type")
 	subs("roles", listRoles, "value", "display", "type")
+	subs("ims", listIms, "value", "display", "type")
+	subs("photos", listPhotos, "value", "display", "type")
+	subs("entitlements", listEntitlements, "value", "display", "type")
+	subs("x509Certificates", listX509Certificates, "value", "display", "type")
 	subs("addresses", listAddresses, "formatted", "streetAddress", "locality", "region", "postalCode", "country", "type")
 	return f
 }
@@ -326,6 +348,18 @@ func (f *rowFields) filterValue(r row, a, sub *schema.Attribute, i int) (filter.
 		return filter.StringValue(r.str(k)), true
 	}
 	switch a.Name {
+	case "schemas":
+		switch i {
+		case 0:
+			return filter.StringValue(schema.UserURN), true
+		case 1:
+			for _, k := range f.enterprise {
+				if r.str(k) != "" {
+					return filter.StringValue(schema.EnterpriseUserURN), true
+				}
+			}
+		}
+		return filter.Value{}, false
 	case "active":
 		return filter.BoolValue(r[rowFlags]&flagActive != 0), true
 	case "meta":

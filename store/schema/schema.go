@@ -145,8 +145,10 @@ type ResourceType struct {
 	Description string
 	Schema      *Schema
 	Extensions  []Extension
-	// Common holds id, externalId and meta. They belong to no schema's attribute list but may be
-	// named, with or without the core schema's URN, wherever an attribute path is accepted.
+	// Common holds id, externalId, meta and schemas (multi-valued, read-only, derived: the core
+	// schema's URN, then the URN of each extension the resource has a value of). They belong to
+	// no schema's attribute list but may be named, with or without the core schema's URN,
+	// wherever an attribute path is accepted.
 	Common []*Attribute
 
 	lookup map[string]*Attribute // lower-cased unqualified name -> attribute

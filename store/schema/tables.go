@@ -69,10 +69,12 @@ func common(resourceType string) []*Attribute {
 			attr("location", Reference, "The URI of the resource.", caseExact, readOnly, refs("uri"), unfilterable),
 			attr("version", String, "The version of the resource, a weak entity tag (RFC 7232) that changes with every change of the resource.", caseExact, readOnly, unfilterable),
 		)),
+		attr("schemas", String, "The URNs of the schemas the resource has values of: the core schema's, then each extension's. Derived by the service provider.", multi, readOnly, always),
 	}
 }
 
-// multiValue makes the sub-attributes shared by emails, phoneNumbers and roles.
+// multiValue makes the sub-attributes shared by emails, phoneNumbers, ims, entitlements and
+// roles.
 func multiValue(what string, types ...string) option {
 	typ := attr("type", String, "A label indicating the "+what+"'s function.")
 	if len(types) > 0 {
@@ -113,6 +115,13 @@ func userSchema() *Schema {
 			attr("password", String, "The user's password. Accepted and discarded: never stored, never returned.", writeOnlyNever),
 			attr("emails", Complex, "Email addresses for the user.", multi, multiValue("email address", "work", "home", "other")),
 			attr("phoneNumbers", Complex, "Phone numbers for the user.", multi, multiValue("phone number", "work", "home", "mobile", "fax", "pager", "other")),
+			attr("ims", Complex, "Instant messaging addresses for the user.", multi, multiValue("instant messaging address", "aim", "gtalk", "icq", "xmpp", "msn", "skype", "qq", "yahoo")),
+			attr("photos", Complex, "URLs of photos of the user.", multi, subs(
+				attr("value", Reference, "The URL of a photo of the user, kept as an opaque string.", refs("external")),
+				attr("display", String, "A human-readable name, primarily used for display purposes."),
+				attr("type", String, "A label indicating the photo's function.", canonical("photo", "thumbnail")),
+				attr("primary", Boolean, "Whether this is the preferred photo; at most one value is primary."),
+			)),
 			attr("addresses", Complex, "Physical mailing addresses for the user.", multi, subs(
 				attr("formatted", String, "The full mailing address, formatted for display."),
 				attr("streetAddress", String, "The full street address component."),
@@ -129,7 +138,14 @@ func userSchema() *Schema {
 				attr("display", String, "The group's displayName.", readOnly),
 				attr("type", String, "How the user belongs to the group.", readOnly, canonical("direct", "indirect")),
 			)),
+			attr("entitlements", Complex, "Entitlements of the user: things the user has.", multi, multiValue("entitlement")),
 			attr("roles", Complex, "Roles of the user.", multi, multiValue("role")),
+			attr("x509Certificates", Complex, "X.509 certificates issued to the user.", multi, subs(
+				attr("value", Binary, "The value of an X.509 certificate: base64-encoded DER.", caseExact),
+				attr("display", String, "A human-readable name, primarily used for display purposes."),
+				attr("type", String, "A label indicating the certificate's function."),
+				attr("primary", Boolean, "Whether this is the preferred certificate; at most one value is primary."),
+			)),
 		},
 	}
 }

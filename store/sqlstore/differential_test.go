@@ -259,7 +259,8 @@ func (g *diffGen) multiValues(path string, n int, types ...string) []store.Multi
 // dataset returns a random tenant. Users' userNames differ under schema.Fold, as a store
 // requires.
 func (g *diffGen) dataset() *diffDataset {
-	g.seen = map[string][]string{"meta.resourceType": {"User", "Group"}}
+	g.seen = map[string][]string{"meta.resourceType": {"User", "Group"},
+		"schemas": {schema.UserURN, schema.EnterpriseUserURN, schema.GroupURN}}
 	g.times = nil
 	ds := &diffDataset{}
 	folded := map[string]bool{}
@@ -282,9 +283,13 @@ func (g *diffGen) dataset() *diffDataset {
 				GivenName:  g.str(0.6),
 				MiddleName: g.str(0.9),
 			},
-			Emails:       g.multiValues("emails", 3, "work", "Work", "home", "other"),
-			PhoneNumbers: g.multiValues("phoneNumbers", 2, "work", "mobile", "fax"),
-			Roles:        g.multiValues("roles", 2, "admin", "user"),
+			Emails:           g.multiValues("emails", 3, "work", "Work", "home", "other"),
+			PhoneNumbers:     g.multiValues("phoneNumbers", 2, "work", "mobile", "fax"),
+			Roles:            g.multiValues("roles", 2, "admin", "user"),
+			Ims:              g.multiValues("ims", 2, "xmpp", "skype", "aim"),
+			Photos:           g.multiValues("photos", 2, "photo", "thumbnail"),
+			Entitlements:     g.multiValues("entitlements", 2, "vpn", "wiki"),
+			X509Certificates: g.multiValues("x509Certificates", 1, "signing"),
 			Enterprise: store.EnterpriseUser{
 				EmployeeNumber: g.str(0.5),
 				CostCenter:     g.str(0.7),
@@ -294,6 +299,9 @@ func (g *diffGen) dataset() *diffDataset {
 				Manager:        store.Manager{DisplayName: g.str(0.7), Ref: g.str(0.9)},
 			},
 			Meta: store.Meta{Created: g.when(0.1), LastModified: g.when(0.4)},
+		}
+		if g.coin(0.2) {
+			u.Enterprise = store.EnterpriseUser{} // schemas lists the core URN only
 		}
 		for folded[schema.Fold(u.UserName)] {
 			u.UserName += strconv.Itoa(i)
@@ -497,6 +505,9 @@ func (g *diffGen) compare(rt *schema.ResourceType, inner *schema.Attribute) stri
 		return path + " " + diffPick(g, []string{"eq", "ne", "gt", "ge", "lt", "le"}) + " " + g.timeLiteral()
 	}
 	op := diffPick(g, []string{"eq", "eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"})
+	if def.Type == schema.Binary {
+		op = diffPick(g, []string{"eq", "ne"})
+	}
 	return path + " " + g.asciiCase(op) + " " + diffQuote(g, g.stringLiteral(seenPath, op))
 }
 

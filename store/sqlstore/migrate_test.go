@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
 	"github.com/visid/visid/store/sqlstore"
 )
 
@@ -173,5 +175,50 @@ func TestMigrateCountsExistingMembers(t *testing.T) {
 		got, err := s.Groups().Patch(ctx, "acme", g.ID, store.GroupPatch{Add: []string{cy.ID}, Remove: []string{members[0].Value}, MaxMembers: 2, WithMembers: true})
 		require.NoError(t, err)
 		assert.Equal(t, []string{members[1].Value, cy.ID}, []string{got.Members[0].Value, got.Members[1].Value})
+	})
+}
+
+// Migration 10 gives the users and groups written before it the attrs rows of schemas, so a
+// filter on schemas finds them: the core URN for all, the enterprise extension's for the users
+// with a value in it.
+func TestMigrateSchemasRows(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		b := s.Backend()
+		require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+		plain, err := b.Users.Create(ctx, "acme", store.User{UserName: "plain"})
+		require.NoError(t, err)
+		ext, err := b.Users.Create(ctx, "acme", store.User{UserName: "ext", Enterprise: store.EnterpriseUser{Department: "R&D"}})
+		require.NoError(t, err)
+		_, err = b.Groups.Create(ctx, "acme", store.Group{DisplayName: "g"})
+		require.NoError(t, err)
+		// The database as a version before 10 left it.
+		_, err = s.DB().ExecContext(ctx, `DELETE FROM attrs WHERE attr = 'schemas'`)
+		require.NoError(t, err)
+		_, err = s.DB().ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 10`)
+		require.NoError(t, err)
+		require.NoError(t, s.Migrate(ctx))
+
+		users := func(f string) []string {
+			e, err := filter.Parse(f, schema.User())
+			require.NoError(t, err)
+			p, err := b.Users.List(ctx, "acme", store.Query{Filter: e, Count: -1})
+			require.NoError(t, err)
+			var ids []string
+			for _, u := range p.Resources {
+				ids = append(ids, u.ID)
+			}
+			return ids
+		}
+		assert.Equal(t, []string{plain.ID, ext.ID}, users(`schemas eq "urn:ietf:params:scim:schemas:core:2.0:User"`))
+		assert.Equal(t, []string{ext.ID}, users(`schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`))
+		e, err := filter.Parse(`schemas eq "urn:ietf:params:scim:schemas:core:2.0:Group"`, schema.Group())
+		require.NoError(t, err)
+		p, err := b.Groups.List(ctx, "acme", store.Query{Filter: e, Count: -1})
+		require.NoError(t, err)
+		assert.Equal(t, 1, p.TotalResults)
 	})
 }

@@ -150,6 +150,30 @@ func userFilterCases() []filterCase {
 		{`roles[value eq "user"]`, "Bob ÉMILE"},
 		{`roles.value ne "admin"`, "Bob CAROL.Smith ÉMILE"},
 
+		// ims, photos, entitlements and x509Certificates (value binary and caseExact).
+		{`ims[type eq "skype" and primary eq true]`, "alice"},
+		{`ims.value co "HOPPER"`, "grace"},
+		{`ims.type eq "xmpp" or ims.type eq "aim"`, "alice grace"},
+		{`photos[type eq "thumbnail"].value ew "small.jpg"`, "alice"},
+		{`photos.value eq "https://photos.example.com/alice.jpg"`, "alice"},
+		{`photos pr`, "alice"},
+		{`entitlements eq "vpn"`, "alice grace"},
+		{`entitlements.display sw "VPN"`, "alice"},
+		{`entitlements.primary eq true`, "grace"},
+		{`x509Certificates.value eq "MIIBgrace+cert/A=="`, "grace"},
+		{`x509Certificates.value eq "miibgrace+cert/a=="`, ""},
+		{`x509Certificates[primary eq true].display co "signing"`, "grace"},
+		{`x509Certificates.value pr`, "grace"},
+		{`not (x509Certificates pr)`, "alice Bob CAROL.Smith dörte ÉMILE frank heidi"},
+
+		// schemas: the core URN always, the enterprise extension's when the user has a value there.
+		{`schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`, "alice Bob CAROL.Smith dörte ÉMILE grace heidi"},
+		{`not (schemas eq "` + ent[:len(ent)-1] + `")`, "frank"},
+		{`schemas eq "URN:IETF:PARAMS:SCIM:SCHEMAS:CORE:2.0:USER" and active eq false`, "CAROL.Smith frank"},
+		{`schemas co "enterprise" and userName sw "f"`, ""},
+		{`schemas pr`, "alice Bob CAROL.Smith dörte ÉMILE frank grace heidi"},
+		{`schemas eq "urn:ietf:params:scim:schemas:core:2.0:Group"`, ""},
+
 		// The enterprise extension, URN-qualified or not; the core URN.
 		{ent + `department eq "engineering"`, "alice Bob dörte grace"},
 		{`department eq "Sales"`, "CAROL.Smith ÉMILE"},
@@ -233,6 +257,8 @@ func groupFilterCases() []filterCase {
 		{`members.display co "é"`, "Sales"},
 		{`members[display sw "c" and type eq "User"]`, "Sales"},
 		{`members.type eq "User"`, "Engineering engineering Sales"},
+		{`schemas eq "urn:ietf:params:scim:schemas:core:2.0:Group"`, "Engineering engineering Sales Empty"},
+		{`schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`, ""},
 		{`externalId eq "G-ENG"`, "Engineering"},
 		{`externalId eq "g-eng"`, ""},
 		{`externalId pr`, "Engineering Sales"},

@@ -42,6 +42,7 @@ func fixtureUsers() []fixtureUser {
 	mv := func(value, typ string, primary bool) store.MultiValue {
 		return store.MultiValue{Value: value, Type: typ, Primary: primary}
 	}
+	// frank alone has no value in the enterprise extension.
 	return []fixtureUser{
 		{"alice", store.User{
 			UserName: "alice", ExternalID: "EXT-1", Active: true, DisplayName: "Alice Liddell", NickName: "Al",
@@ -51,6 +52,10 @@ func fixtureUsers() []fixtureUser {
 			Emails:       []store.MultiValue{mv("alice@example.com", "work", true), mv("alice@home.example", "home", false)},
 			PhoneNumbers: []store.MultiValue{mv("+44 20 7946 0001", "work", false)},
 			Roles:        []store.MultiValue{mv("admin", "", false)},
+			Ims:          []store.MultiValue{mv("alice@jabber.example", "xmpp", false), {Value: "alice.liddell", Type: "skype", Primary: true}},
+			Photos: []store.MultiValue{mv("https://photos.example.com/Alice.jpg", "photo", true),
+				mv("https://photos.example.com/alice-small.jpg", "thumbnail", false)},
+			Entitlements: []store.MultiValue{{Value: "vpn", Display: "VPN access"}, mv("wiki", "", false)},
 			Addresses: []store.Address{{StreetAddress: "1 Rabbit Hole", Locality: "London", PostalCode: "EC1A 1BB",
 				Country: "GB", Type: "work", Primary: true}},
 			Enterprise: store.EnterpriseUser{EmployeeNumber: "1001", CostCenter: "CC-10", Organization: "Acme",
@@ -111,6 +116,10 @@ func fixtureUsers() []fixtureUser {
 				mv("grace@home.example", "home", false)},
 			PhoneNumbers: []store.MultiValue{mv("+1 555 0199", "work", true)},
 			Roles:        []store.MultiValue{{Value: "admin", Display: "Administrator"}},
+			Ims:          []store.MultiValue{mv("grace.hopper", "aim", false)},
+			Entitlements: []store.MultiValue{mv("VPN", "", true)},
+			X509Certificates: []store.MultiValue{{Value: "MIIBgrace+cert/A==", Display: "Grace's signing certificate", Primary: true},
+				{Value: "MIIBgrace+CERT/B=="}},
 			Enterprise: store.EnterpriseUser{EmployeeNumber: "1007", CostCenter: "CC-10", Department: "Engineering",
 				Manager: store.Manager{Value: "{alice}", DisplayName: "Alice Liddell"}},
 			Meta: store.Meta{Created: day(1, 7, 0), LastModified: day(3, 1, 0)},

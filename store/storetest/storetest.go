@@ -229,6 +229,10 @@ func normUser(u store.User) store.User {
 	u.PhoneNumbers = nilIfEmpty(u.PhoneNumbers)
 	u.Roles = nilIfEmpty(u.Roles)
 	u.Addresses = nilIfEmpty(u.Addresses)
+	u.Ims = nilIfEmpty(u.Ims)
+	u.Photos = nilIfEmpty(u.Photos)
+	u.Entitlements = nilIfEmpty(u.Entitlements)
+	u.X509Certificates = nilIfEmpty(u.X509Certificates)
 	u.Groups = slices.SortedFunc(slices.Values(u.Groups), func(a, b store.GroupRef) int { return cmp.Compare(a.Value, b.Value) })
 	u.Groups = nilIfEmpty(u.Groups)
 	return u

@@ -71,6 +71,13 @@ func richUser(userName string) store.User {
 		},
 		PhoneNumbers: []store.MultiValue{{Value: "+41 44 000 00 00", Type: "work"}, {Value: "+41 79 000 00 00", Type: "mobile", Primary: true}},
 		Roles:        []store.MultiValue{{Value: "admin", Display: "Administrator", Type: "builtin", Primary: true}},
+		Ims:          []store.MultiValue{{Value: userName + "@xmpp.example", Type: "xmpp"}, {Value: userName + ".skype", Display: "Skype", Type: "skype", Primary: true}},
+		Photos: []store.MultiValue{
+			{Value: "https://photos.example.com/" + userName + ".jpg", Type: "photo", Primary: true},
+			{Value: "https://photos.example.com/" + userName + "-thumb.jpg", Display: "Small", Type: "thumbnail"},
+		},
+		Entitlements:     []store.MultiValue{{Value: "vpn", Display: "VPN", Type: "network", Primary: true}, {Value: "wiki"}},
+		X509Certificates: []store.MultiValue{{Value: "MIIDQTCCAimgAwIBAgITBmyf", Display: "Signing", Type: "signing", Primary: true}},
 		Addresses: []store.Address{{
 			Formatted: "Bahnhofstrasse 1\n8001 Zürich", StreetAddress: "Bahnhofstrasse 1", Locality: "Zürich",
 			Region: "ZH", PostalCode: "8001", Country: "CH", Type: "work", Primary: true,
@@ -202,6 +209,7 @@ func testUserCreateCopiesInput(t *testing.T, b store.Backend) {
 	in.Emails[0].Value = "changed@example.com"
 	in.Roles[0].Value = "changed"
 	in.Addresses[0].Locality = "changed"
+	in.X509Certificates[0].Value = "changed"
 	created.Emails[1].Value = "changed@example.com"
 	created.PhoneNumbers[0].Value = "changed"
 	created.Roles = append(created.Roles[:0], store.MultiValue{Value: "changed"})

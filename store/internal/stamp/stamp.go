@@ -68,6 +68,10 @@ func CloneUser(u *store.User) *store.User {
 	c.PhoneNumbers = slices.Clone(u.PhoneNumbers)
 	c.Roles = slices.Clone(u.Roles)
 	c.Addresses = slices.Clone(u.Addresses)
+	c.Ims = slices.Clone(u.Ims)
+	c.Photos = slices.Clone(u.Photos)
+	c.Entitlements = slices.Clone(u.Entitlements)
+	c.X509Certificates = slices.Clone(u.X509Certificates)
 	c.Groups = slices.Clone(u.Groups)
 	return &c
 }
@@ -99,6 +103,10 @@ func sameUser(a, b *store.User) bool {
 		c.PhoneNumbers = orNil(c.PhoneNumbers)
 		c.Roles = orNil(c.Roles)
 		c.Addresses = orNil(c.Addresses)
+		c.Ims = orNil(c.Ims)
+		c.Photos = orNil(c.Photos)
+		c.Entitlements = orNil(c.Entitlements)
+		c.X509Certificates = orNil(c.X509Certificates)
 		return c
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
