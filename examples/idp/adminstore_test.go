@@ -102,8 +102,12 @@ func TestAdminCommandsCheckTheKey(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tt.db(t)
-			s := startService(t, "-db", db, "-demo=false") // makes the store and its signing key
+			s := startService(t, "-db", db, "-demo=false") // makes the store
 			require.NoError(t, s.stop(t))
+			// Signing keys are per tenant: a tenant and its key, sealed with the right key. (A
+			// store with no signing key holds nothing sealed, so there is nothing to check.)
+			runCmd(t, "tenant", "create", "acme", "-db", db)
+			runCmd(t, "key", "rotate", "--tenant", "acme", "-db", db)
 			runCmd(t, "tenant", "list", "-db", db) // the right key
 
 			t.Setenv(kekEnv, otherKey)

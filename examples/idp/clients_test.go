@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -409,7 +408,7 @@ func TestClientAdminOnOneStore(t *testing.T) {
 // TestClientAlgorithmAndAccessTokenCommands: client create --id-token-alg and --access-token,
 // client set-id-token-alg and set-access-token, on one store; a bad algorithm is a usage error.
 func TestClientAlgorithmAndAccessTokenCommands(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	reg := runCmd(t, "client", "create", "--tenant", "acme", "--name", "Go", "--redirect-uri", "https://app.example.com/cb",
 		"--id-token-alg", "RS256", "--access-token", "-db", db)
@@ -442,7 +441,7 @@ func TestClientAlgorithmAndAccessTokenCommands(t *testing.T) {
 // TestKeyRotateCommand: idp key rotate gives every tenant, or the one named, new signing keys;
 // the old ones stay in the store, retired.
 func TestKeyRotateCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	db := newStore(t)
 	runCmd(t, "tenant", "create", "acme", "-db", db)
 	runCmd(t, "tenant", "create", "globex", "-db", db)
 	one := runCmd(t, "key", "rotate", "--tenant", "acme", "-db", db)

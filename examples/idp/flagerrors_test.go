@@ -65,7 +65,7 @@ func TestWebhookHTTPNamesTheFlag(t *testing.T) {
 		assert.Equal(t, flagNamed, strings.Contains(err.Error(), "--allow-http-loopback"), "%s: %v", url, err)
 		assert.Contains(t, err.Error(), "--url")
 	}
-	vars := runCmd(t, "webhook", "add", "--tenant", "acme", "--url", "http://127.0.0.1:9/hook", "--allow-http-loopback", "-db", db)
+	vars := runCmd(t, "webhook", "add", "--tenant", "acme", "--url", "http://127.0.0.1:9/hook", "--allow-http-loopback", "--allow-private-targets", "-db", db)
 	assert.Regexp(t, `^webhook_`, vars["webhook_id"], "the flag the message names works")
 }
 
