@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -788,7 +790,12 @@ func (s slowUsers) List(ctx context.Context, tenant string, q store.Query) (stor
 func TestAuthorizeNoEnumerationByTiming(t *testing.T) {
 	const delay = 20 * time.Millisecond
 	const tolerance = delay / 2
-	e := newEnv(t, func(c *oidc2fa.Config) { c.Users = slowUsers{c.Users, delay} }).manual()
+	var requests atomic.Int64
+	e := newEnv(t, func(c *oidc2fa.Config) {
+		c.Users = slowUsers{c.Users, delay}
+		// Every request its own client, so that the many tries stay under the address limit.
+		c.ClientAddr = func(*http.Request) string { return strconv.FormatInt(requests.Add(1), 10) }
+	}).manual()
 	// measure returns the shortest time, over several tries, of the authorization answer and
 	// of the login page for hint: the shortest is the store's latency plus the least the
 	// machine adds, so a loaded machine does not make two equal paths look different.
