@@ -77,6 +77,9 @@ func TestRowRoundTrip(t *testing.T) {
 			}
 			subs := append([]*schema.Attribute{nil}, a.SubAttributes...)
 			for _, sub := range subs {
+				if sub != nil && sub.Unfilterable { // derived when a response is written (meta.version)
+					continue
+				}
 				for i := 0; i < 5; i++ {
 					wv, wok := u.FilterValue(a, sub, i)
 					gv, gok := fields.filterValue(row, a, sub, i)
