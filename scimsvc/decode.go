@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/visid/visid/store/schema"
 )
@@ -308,6 +309,9 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 		return nil, badRequest(typeInvalidValue, "%s must be a boolean", a.Path())
 	case schema.Integer, schema.Decimal:
 		if n, ok := v.(json.Number); ok {
+			if _, err := n.Int64(); a.Type == schema.Integer && err != nil {
+				return nil, badRequest(typeInvalidValue, "%s must be an integer", a.Path())
+			}
 			return n, nil
 		}
 		return nil, badRequest(typeInvalidValue, "%s must be a number", a.Path())
@@ -320,6 +324,11 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 	}
 	if s == "" {
 		return nil, nil
+	}
+	if a.Type == schema.DateTime {
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, badRequest(typeInvalidValue, "%s must be a dateTime (RFC 3339)", a.Path())
+		}
 	}
 	return s, nil
 }

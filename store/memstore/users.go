@@ -19,6 +19,9 @@ type userRec struct {
 	groups  []*groupRec
 	pos     int
 	picture *store.PictureCredential // nil until the user enrolls; goes with the user
+	// ext holds the values of host-defined extensions, which the row does not; never changed
+	// once set (an update sets a new copy).
+	ext store.Extensions
 }
 
 func (r *userRec) id() string       { return r.row.str(idxID) }
@@ -53,7 +56,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		if _, dup := t.userByName[key]; dup {
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
-		rec := &userRec{row: encode(&u)}
+		rec := &userRec{row: encode(&u), ext: u.Extensions.Clone()}
 		out = new(store.User)
 		rec.fill(out)
 		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
@@ -99,6 +102,7 @@ func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	}
 	t.unindex(rec)
 	rec.row = encode(work)
+	rec.ext = work.Extensions.Clone()
 	t.index(rec)
 	return nil
 }
@@ -215,6 +219,7 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 // fill copies the user into dst as callers see it, with its groups.
 func (r *userRec) fill(dst *store.User) {
 	r.row.decode(dst)
+	dst.Extensions = r.ext.Clone()
 	if len(r.groups) > 0 {
 		dst.Groups = make([]store.GroupRef, len(r.groups))
 		for i, g := range r.groups {
@@ -230,6 +235,9 @@ type userView struct {
 }
 
 func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if schema.HostDefined(a) {
+		return v.r.ext.FilterValue(a, sub, i)
+	}
 	if a.Name != "groups" || a.Schema != schema.UserURN {
 		return v.fields.filterValue(v.r.row, a, sub, i)
 	}
