@@ -42,6 +42,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
 	var demoMode demoFlag
 	fs.Var(&demoMode, "demo", demoUsage)
+	var scimExt scimExtensionFlag
+	fs.Var(&scimExt, "scim-extension", scimExtensionUsage)
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -57,6 +59,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	scimRate, err := parseSCIMRate(*scimRateFlag, *scimBurst)
+	if err != nil {
+		return err
+	}
+	withExtensions, err := loadSCIMExtensions(scimExt)
 	if err != nil {
 		return err
 	}
@@ -109,7 +115,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp, withExtensions)
 	if err != nil {
 		return err
 	}

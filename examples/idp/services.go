@@ -137,10 +137,10 @@ type services struct {
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
-// trailing slash.
+// trailing slash. scimConfig may change the SCIM handler's Config (add extensions).
 func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger,
-	mp metric.MeterProvider) (*services, error) {
-	scim, err := scimsvc.New(scimsvc.Config{
+	mp metric.MeterProvider, scimConfig ...func(*scimsvc.Config)) (*services, error) {
+	scimCfg := scimsvc.Config{
 		Tenants:        backend.Tenants,
 		Users:          backend.Users,
 		Groups:         backend.Groups,
@@ -152,7 +152,11 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
-	})
+	}
+	for _, f := range scimConfig {
+		f(&scimCfg)
+	}
+	scim, err := scimsvc.New(scimCfg)
 	if err != nil {
 		return nil, err
 	}
