@@ -37,8 +37,11 @@ const (
 	DefaultMaxMultiValued = 1_000
 	// DefaultMaxGroupMembers is the most members a group may have when Config.MaxGroupMembers
 	// is 0. Directory groups synchronized by Entra ID or Okta often have many thousands of
-	// members, so members have a limit of their own, far above DefaultMaxMultiValued.
-	DefaultMaxGroupMembers = 50_000
+	// members, so members have a limit of their own, far above DefaultMaxMultiValued. Adding or
+	// removing members costs the same whatever the group's size (store.Groups.Patch); what
+	// grows with it is a response that carries the members (a GET without
+	// excludedAttributes=members), about 100 bytes a member, and memory in memstore.
+	DefaultMaxGroupMembers = 1_000_000
 	// DefaultRequestTimeout is how long one request may take when Config.RequestTimeout is 0.
 	DefaultRequestTimeout = 30 * time.Second
 	// DefaultMaxConcurrentLists is how many list requests one API key may have in progress at
@@ -115,6 +118,15 @@ type Config struct {
 	// MaxGroupMembers is the same limit for the members of a group. 0: DefaultMaxGroupMembers;
 	// negative: no limit.
 	MaxGroupMembers int
+	// GroupNoContent answers a PUT or PATCH of a group with 204 No Content and no body instead
+	// of 200 with the group, as RFC 7644 §3.5.2 allows and Entra ID and Okta accept. The
+	// trade-off: a group's members are the costly part of its body (about 100 bytes each), so
+	// without this a write whose request leaves them in the response (no
+	// excludedAttributes=members or attributes=…) reads and sends the whole member list, while
+	// with it the client does not see the group as stored and must GET it when it wants to.
+	// POST still answers 201 with the group. false: 200 with the group, projected by the
+	// request's attributes and excludedAttributes.
+	GroupNoContent bool
 	// RequestTimeout bounds the time each request may take: the request's context, which every
 	// store call of the request receives, gets this deadline from the start of the request. A
 	// request whose store call fails once the deadline has passed is answered 503 with

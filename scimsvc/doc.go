@@ -66,8 +66,16 @@
 // name.familyName, emails[type eq "work"].value, members[value eq "…"], URN-qualified
 // extension paths and, for remove, a value filter on a single-valued complex attribute
 // (urn:…:enterprise:2.0:User:manager[value eq "…"]), and pathless add and replace whose value may hold dotted and URN-qualified
-// keys. The operations of one request apply in one atomic store Update: all or none. A repeated
+// keys. The operations of one request apply in one atomic store write: all or none. A repeated
 // add or a remove of something absent changes nothing, so clients may retry.
+//
+// A group's members are never read whole when a request need not: a PATCH that adds or removes
+// members by value (with or without changes of displayName or externalId) is one
+// store.Groups.Patch, whose cost does not grow with the group; a GET, list or write answer whose
+// attributes or excludedAttributes leave out members reads none; and Config.GroupNoContent
+// answers PUT and PATCH of a group with 204 No Content. Other PATCHes of members (a replace of
+// all, a filter on display) read and rewrite the list in one store.Groups.Update. Every POST,
+// PUT and PATCH answer honours attributes and excludedAttributes.
 //
 // # Bulk
 //

@@ -78,6 +78,8 @@ func asError(err error) (e *Error, internal bool) {
 			Detail: "a resource with this userName or id already exists in the tenant"}, false
 	case errors.Is(err, store.ErrMemberNotFound):
 		return badRequest(typeInvalidValue, "a member is not a user of this tenant"), false
+	case errors.Is(err, store.ErrTooManyMembers):
+		return badRequest(typeInvalidValue, "the group would have more members than allowed"), false
 	case errors.Is(err, store.ErrInvalid):
 		return badRequest(typeInvalidValue, "the resource is not valid: a required attribute is missing"), false
 	}

@@ -173,6 +173,8 @@ func TestCustomExtensionRequired(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		assert.Equal(t, 4.0, jsonAt(r.JSON(t), groupURN, "size"))
 		assert.Contains(t, r.JSON(t)["schemas"], groupURN)
+		r = e.do("GET", "/acme/Groups?filter="+url.QueryEscape(groupURN+`:size eq 4`), nil)
+		assert.Equal(t, 1.0, r.JSON(t)["totalResults"], "%s", r.Body)
 	}, func(c *scimsvc.Config) {
 		c.UserExtensions = []schema.Extension{{Schema: customSchema(t), Required: true}}
 		c.GroupExtensions = []schema.Extension{{Schema: groupExt}}

@@ -32,6 +32,7 @@ func (k *resources[T, P]) list(w http.ResponseWriter, r *http.Request) {
 		k.h.writeError(w, r, err)
 		return
 	}
+	query.WithoutMembers = k.getWithoutMembers != nil && !wantsMembers(q)
 	tenant := r.PathValue("tenant")
 	page, err := k.store.List(r.Context(), tenant, query)
 	if err != nil {

@@ -43,6 +43,8 @@ type resources[T any, P interface {
 	common func(*T) (*string, *store.Meta)
 	// extended reports whether the resource has an extension attribute set.
 	extended func(*T) bool
+	// getWithoutMembers, set for groups, reads a resource without its members.
+	getWithoutMembers func(ctx context.Context, tenant, id string) (*T, error)
 }
 
 func (h *handler) userKind() *resources[store.User, *store.User] {
@@ -66,8 +68,9 @@ func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 			g.Extensions = extensionsFromTree(h.groupRT, t)
 			return g
 		},
-		common:   func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
-		extended: func(g *store.Group) bool { return len(g.Extensions) > 0 },
+		common:            func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
+		extended:          func(g *store.Group) bool { return len(g.Extensions) > 0 },
+		getWithoutMembers: h.cfg.Groups.GetWithoutMembers,
 	}
 }
 
@@ -174,7 +177,11 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
-	v, err := k.store.Get(r.Context(), r.PathValue("tenant"), r.PathValue("id"))
+	get := k.store.Get
+	if k.getWithoutMembers != nil && !wantsMembers(r.URL.Query()) {
+		get = k.getWithoutMembers
+	}
+	v, err := get(r.Context(), r.PathValue("tenant"), r.PathValue("id"))
 	if err != nil {
 		k.h.writeError(w, r, err)
 		return
@@ -211,6 +218,13 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		k.h.writeError(w, r, err)
 		return
+	}
+	// Uniqueness of host-defined attributes is checked by update only.
+	if k.rt.Name == "Group" && !k.hasUnique() {
+		if mp, ok := splitMemberPatch(k.rt, ops); ok {
+			k.h.patchMembers(w, r, k.h.groups, mp)
+			return
+		}
 	}
 	k.update(w, r, func(old *T) (T, error) {
 		var zero T
@@ -289,7 +303,7 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 		k.h.writeError(w, r, err)
 		return
 	}
-	k.respond(w, r, http.StatusOK, stored)
+	k.respondWrite(w, r, stored)
 }
 
 // valueLimits bound the number of values of multi-valued attributes; 0 is no limit.

@@ -11,6 +11,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrMemberNotFound: a group member names no user of the group's tenant.
 	ErrMemberNotFound = errors.New("member is not a user of the tenant")
+	// ErrTooManyMembers: a Groups.Patch would leave the group with more members than its
+	// GroupPatch.MaxMembers allows.
+	ErrTooManyMembers = errors.New("too many members")
 	// ErrInvalid: an argument the store cannot accept (an empty userName, a malformed tenant
 	// id, an Update function that changed the id).
 	ErrInvalid = errors.New("invalid")

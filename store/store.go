@@ -18,6 +18,9 @@ type Query struct {
 	// Count is the most results to return. 0 returns none, only the total; negative returns
 	// all from StartIndex on.
 	Count int
+	// WithoutMembers makes Groups.List return each group with Members nil, reading none of
+	// them, so a page costs nothing per member. Users.List ignores it.
+	WithoutMembers bool
 }
 
 // Page is one page of a List.
@@ -90,6 +93,10 @@ type Groups interface {
 	// tenant or the group does not exist.
 	Get(ctx context.Context, tenant, id string) (*Group, error)
 
+	// GetWithoutMembers returns the group as Get does but with Members nil, reading none of
+	// them: its cost does not grow with the group. ErrNotFound as for Get.
+	GetWithoutMembers(ctx context.Context, tenant, id string) (*Group, error)
+
 	// Update atomically reads the group, calls fn with a copy and stores what fn leaves; no
 	// other write to the group comes between. Concurrent Updates that each add a member all
 	// take effect. If fn returns an error nothing is stored and Update returns it as it is.
@@ -100,12 +107,56 @@ type Groups interface {
 	// (not their derived display and type).
 	Update(ctx context.Context, tenant, id string, fn func(*Group) error) (*Group, error)
 
+	// Patch atomically applies p to the group without reading its member list: adding or
+	// removing k members costs O(k log n) in a group of n members, whatever n. No other write
+	// to the group comes between; concurrent Patches and Updates that each add a member all
+	// take effect. Members added go after the others, in p.Add's order; a user who is a member
+	// already keeps its place, and removing a user who is not a member does nothing.
+	//
+	// ErrNotFound if the group does not exist; ErrMemberNotFound if p.Add names a user that is
+	// not a user of the tenant; ErrInvalid if a user is in both p.Add and p.Remove, or if
+	// p.Attrs changed the id or emptied the displayName; ErrTooManyMembers as p.MaxMembers
+	// says. If p.Attrs returns an error nothing is stored and Patch returns it as it is.
+	// Nothing is stored on any error.
+	//
+	// Meta.LastModified becomes p.Modified (zero: the time of the write) when the patch
+	// changed the displayName, the externalId or the membership and p.Attrs left LastModified
+	// as it was; a Patch that changes nothing keeps it. Events are those of Update for the same
+	// change: group.updated when the attributes changed (its data is the group with its
+	// members, which are read only then), and one group.member_added or group.member_removed a
+	// user whose membership changed. It returns the group as stored, with its members when
+	// p.WithMembers is set and with Members nil otherwise.
+	Patch(ctx context.Context, tenant, id string, p GroupPatch) (*Group, error)
+
 	// Delete removes the group. ErrNotFound if it does not exist.
 	Delete(ctx context.Context, tenant, id string) error
 
 	// List returns the page of q over the tenant's groups, in creation order. ErrNotFound if
 	// the tenant does not exist.
 	List(ctx context.Context, tenant string, q Query) (Page[Group], error)
+}
+
+// GroupPatch is a change that Groups.Patch makes to a group: members added and removed by id,
+// and a change of its other attributes.
+type GroupPatch struct {
+	// Attrs, when not nil, changes the group's attributes other than its members, as
+	// Groups.Update's fn does: it gets a copy of the group with Members nil, and what it leaves
+	// is stored (Members excepted, which it cannot change). It may be called more than once, so
+	// it must have no effect outside the copy it is given, and it must not call the store.
+	Attrs func(*Group) error
+	// Add and Remove name the users (by id) who become members and who stop being members.
+	// Repeated ids count once.
+	Add, Remove []string
+	// Modified is the time LastModified takes when the patch changes the group. Zero: the
+	// store's clock.
+	Modified time.Time
+	// MaxMembers, when above 0, is the most members the group may have after the patch: one
+	// that would leave it with more than MaxMembers and more than it had fails with
+	// ErrTooManyMembers (so a group stored under a higher limit can still shrink).
+	MaxMembers int
+	// WithMembers makes Patch return the group with its members, read in the same write: a
+	// cost in proportion to the group's size.
+	WithMembers bool
 }
 
 // Tenants stores tenants.

@@ -202,6 +202,10 @@ Flags of the service:
                      add the SCIM extension schemas of FILE, a JSON array of
                      {"resourceType": "User"|"Group", "required": bool, "schema": {…}}
                      (RFC 7643 §7), to Users or Groups; may repeat
+  -scim-group-no-content
+                     answer SCIM PUT and PATCH of a group with 204 No Content instead of 200
+                     with the group (Entra ID and Okta accept it): a write then never reads a
+                     large group's members to answer, and the client sees the group only by GET
 
 Flags may come before or after a command: "idp -db DB tenant list" is "idp tenant list -db DB".
 Admin commands never create a store: on a -db without one they stop with exit status 1.

@@ -126,3 +126,33 @@ func TestSCIMLimitsOnEveryStore(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupNoContentFlag: -scim-group-no-content answers a PATCH of a group with 204 and no
+// body, and the change is made; without the flag the answer is 200 with the group.
+func TestGroupNoContentFlag(t *testing.T) {
+	for _, tt := range []struct {
+		flags []string
+		want  int
+	}{{nil, http.StatusOK}, {[]string{"-scim-group-no-content"}, http.StatusNoContent}} {
+		t.Run(fmt.Sprint(tt.flags), func(t *testing.T) {
+			s := startObserved(t, tt.flags...)
+			base, key := s.vars["scim_base_url"], s.vars["scim_api_key"]
+			resp, user := scimRequest(t, "POST", base+"/Users", key, `{"userName":"bob@example.com"}`)
+			require.Equal(t, http.StatusCreated, resp.StatusCode)
+			resp, group := scimRequest(t, "POST", base+"/Groups", key, `{"displayName":"Staff"}`)
+			require.Equal(t, http.StatusCreated, resp.StatusCode, "POST answers 201 with the group either way")
+			id := group["id"].(string)
+			resp, body := scimRequest(t, "PATCH", base+"/Groups/"+id, key,
+				`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"members","value":[{"value":"`+user["id"].(string)+`"}]}]}`)
+			assert.Equal(t, tt.want, resp.StatusCode)
+			if tt.want == http.StatusNoContent {
+				assert.Nil(t, body)
+			}
+			resp, got := scimRequest(t, "GET", base+"/Groups/"+id, key, "")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			members, _ := got["members"].([]any)
+			require.Len(t, members, 1)
+			assert.Equal(t, user["id"], members[0].(map[string]any)["value"])
+		})
+	}
+}

@@ -44,6 +44,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&demoMode, "demo", demoUsage)
 	var scimExt scimExtensionFlag
 	fs.Var(&scimExt, "scim-extension", scimExtensionUsage)
+	groupNoContent := fs.Bool("scim-group-no-content", false, "answer SCIM PUT and PATCH of a group with 204 No Content instead of the group")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -115,7 +116,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, log, mp, withExtensions)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, log, mp, withExtensions)
 	if err != nil {
 		return err
 	}

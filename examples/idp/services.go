@@ -137,8 +137,9 @@ type services struct {
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
-// trailing slash. scimConfig may change the SCIM handler's Config (add extensions).
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR bool, log *slog.Logger,
+// trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent);
+// scimConfig may change the SCIM handler's Config further (add extensions).
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool, log *slog.Logger,
 	mp metric.MeterProvider, scimConfig ...func(*scimsvc.Config)) (*services, error) {
 	scimCfg := scimsvc.Config{
 		Tenants:        backend.Tenants,
@@ -152,6 +153,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
+		GroupNoContent: groupNoContent,
 	}
 	for _, f := range scimConfig {
 		f(&scimCfg)

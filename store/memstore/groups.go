@@ -13,14 +13,45 @@ import (
 )
 
 // groupRec is a stored group. g.Members is always nil: members holds the member users, in the
-// order they were added.
+// order they were added, and byUser finds a member's place in it, so a member is added or
+// removed in O(log n) whatever the group's size.
 type groupRec struct {
 	g       store.Group
-	members []*userRec
+	members seq[*memberRec]
+	byUser  map[*userRec]*memberRec
 	pos     int
 }
 
 func (r *groupRec) setPos(p int) { r.pos = p }
+
+// memberRec is one member of a group: the user, and its place in the group's members.
+type memberRec struct {
+	u   *userRec
+	pos int
+}
+
+func (m *memberRec) setPos(p int)  { m.pos = p }
+func (m *memberRec) position() int { return m.pos }
+
+// memberAt returns the i-th member (from 0), or nil when there are fewer.
+func (r *groupRec) memberAt(i int) *userRec {
+	if i >= r.members.live {
+		return nil
+	}
+	if r.members.live == len(r.members.slots) {
+		return r.members.slots[i].u
+	}
+	return r.members.slots[r.members.nth(i)].u
+}
+
+// eachMember calls fn with the members in order.
+func (r *groupRec) eachMember(fn func(*userRec)) {
+	for _, m := range r.members.slots {
+		if m != nil {
+			fn(m.u)
+		}
+	}
+}
 
 // Groups implements store.Groups.
 type Groups struct{ s *Store }
@@ -46,12 +77,12 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		if err != nil {
 			return err
 		}
-		rec := &groupRec{g: g, members: members}
+		rec := &groupRec{g: g}
 		rec.g.Members = nil
 		rec.g.Extensions = g.Extensions.Clone()
 		out = new(store.Group)
 		rec.fill(out)
-		rec.members = nil // setMembers below links both sides
+		out.Members = toMembers(members)
 		if err := p.Add(store.EventGroupCreated, store.SubjectGroup, g.ID, out); err != nil {
 			return err
 		}
@@ -69,6 +100,11 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 // Get implements store.Groups.
 func (gs *Groups) Get(ctx context.Context, tenant, id string) (*store.Group, error) {
 	return get(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fill)
+}
+
+// GetWithoutMembers implements store.Groups.
+func (gs *Groups) GetWithoutMembers(ctx context.Context, tenant, id string) (*store.Group, error) {
+	return get(gs.s, ctx, tenant, id, (*tenantData).group, (*groupRec).fillAttrs)
 }
 
 // Update implements store.Groups.
@@ -101,6 +137,111 @@ func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
 	addTo(t.groupByExtID, rec.g.ExternalID, rec)
 	t.setMembers(rec, members)
 	return nil
+}
+
+// Patch implements store.Groups.
+func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPatch) (*store.Group, error) {
+	add, remove, err := changes.Delta(gp)
+	if err != nil {
+		return nil, err
+	}
+	var out *store.Group
+	p := changes.New(ctx, tenant)
+	err = gs.s.write(ctx, tenant, func(t *tenantData) error {
+		rec, err := t.group(id)
+		if err != nil {
+			return err
+		}
+		var before store.Group
+		rec.fillAttrs(&before)
+		work := before
+		if gp.Attrs != nil {
+			if err := gp.Attrs(&work); err != nil {
+				return err
+			}
+			work.Members = nil
+		}
+		switch {
+		case work.ID != rec.g.ID:
+			return fmt.Errorf("group %q: the id cannot change: %w", rec.g.ID, store.ErrInvalid)
+		case work.DisplayName == "":
+			return fmt.Errorf("group %q: displayName cannot be empty: %w", rec.g.ID, store.ErrInvalid)
+		}
+		// Everything is checked before anything changes, so an error stores nothing.
+		var adds, removes []*userRec
+		for _, uid := range add {
+			u, ok := t.userByID[uid]
+			if !ok {
+				return fmt.Errorf("member %q: %w", uid, store.ErrMemberNotFound)
+			}
+			if rec.byUser[u] == nil {
+				adds = append(adds, u)
+			}
+		}
+		for _, uid := range remove {
+			if u, ok := t.userByID[uid]; ok && rec.byUser[u] != nil {
+				removes = append(removes, u)
+			}
+		}
+		had := rec.members.live
+		if n := had + len(adds) - len(removes); gp.MaxMembers > 0 && n > gp.MaxMembers && n > had {
+			return fmt.Errorf("group %q would have %d members, above %d: %w", id, n, gp.MaxMembers, store.ErrTooManyMembers)
+		}
+		now := gp.Modified
+		if now.IsZero() {
+			now = stamp.Now()
+		}
+		stamp.GroupPatch(&before, &work, len(adds)+len(removes) > 0, now)
+		attrsChanged := changes.GroupAttrs(&before, &work)
+		if attrsChanged && p != nil {
+			// group.updated carries the group with its members as they will be.
+			after := work
+			gone := make(map[*userRec]bool, len(removes))
+			for _, u := range removes {
+				gone[u] = true
+			}
+			rec.eachMember(func(u *userRec) {
+				if !gone[u] {
+					after.Members = append(after.Members, store.Member{Value: u.id(), Display: u.userName(), Type: "User"})
+				}
+			})
+			after.Members = append(after.Members, toMembers(adds)...)
+			if err := p.Add(store.EventGroupUpdated, store.SubjectGroup, id, &after); err != nil {
+				return err
+			}
+		}
+		if attrsChanged {
+			removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
+			removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+			addTo(t.groupByName, schema.Fold(work.DisplayName), rec)
+			addTo(t.groupByExtID, work.ExternalID, rec)
+		}
+		rec.g = work
+		for _, u := range adds {
+			t.addMember(rec, u)
+		}
+		for _, u := range removes {
+			t.removeMember(rec, u)
+		}
+		for _, u := range adds {
+			p.Member(store.EventGroupMemberAdded, id, u.id())
+		}
+		for _, u := range removes {
+			p.Member(store.EventGroupMemberRemoved, id, u.id())
+		}
+		commit(p, t)
+		out = new(store.Group)
+		if gp.WithMembers {
+			rec.fill(out)
+		} else {
+			rec.fillAttrs(out)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Delete implements store.Groups.
@@ -138,7 +279,11 @@ func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store
 			return filter.Match(q.Filter, &view)
 		}
 		var err error
-		page, err = list(ctx, &t.groups, q, t.groupIndex, match, (*groupRec).fill)
+		fill := (*groupRec).fill
+		if q.WithoutMembers {
+			fill = (*groupRec).fillAttrs
+		}
+		page, err = list(ctx, &t.groups, q, t.groupIndex, match, fill)
 		return err
 	})
 	return page, err
@@ -169,27 +314,78 @@ func (t *tenantData) resolveMembers(ms []store.Member) ([]*userRec, error) {
 	return out, nil
 }
 
+// toMembers returns the members users as Get shows them.
+func toMembers(users []*userRec) []store.Member {
+	if len(users) == 0 {
+		return nil
+	}
+	out := make([]store.Member, len(users))
+	for i, u := range users {
+		out[i] = store.Member{Value: u.id(), Display: u.userName(), Type: "User"}
+	}
+	return out
+}
+
 // setMembers replaces g's members and keeps every user's groups (the reverse index) in step.
+// Members that stay keep their places only if members lists them in the same order, so it
+// rebuilds the list: O(n) in the sizes of both lists.
 func (t *tenantData) setMembers(g *groupRec, members []*userRec) {
 	keep := make(map[*userRec]bool, len(members))
 	for _, u := range members {
 		keep[u] = true
 	}
-	for _, u := range g.members {
+	g.eachMember(func(u *userRec) {
 		if !keep[u] {
-			if i := slices.Index(u.groups, g); i >= 0 {
-				u.groups = slices.Delete(u.groups, i, i+1)
-			}
+			unlinkGroup(u, g)
 		}
 		delete(keep, u) // what is left in keep is new
-	}
+	})
 	for _, u := range members {
 		if keep[u] {
-			i, _ := slices.BinarySearchFunc(u.groups, g.pos, func(x *groupRec, pos int) int { return x.pos - pos })
-			u.groups = slices.Insert(u.groups, i, g)
+			linkGroup(u, g)
 		}
 	}
-	g.members = members
+	g.members = seq[*memberRec]{}
+	g.byUser = make(map[*userRec]*memberRec, len(members))
+	for _, u := range members {
+		m := &memberRec{u: u}
+		g.members.push(m)
+		g.byUser[u] = m
+	}
+}
+
+// addMember appends u to g's members; u is not one. O(log n) in g's size (amortized), plus
+// u's groups.
+func (t *tenantData) addMember(g *groupRec, u *userRec) {
+	m := &memberRec{u: u}
+	g.members.push(m)
+	if g.byUser == nil {
+		g.byUser = map[*userRec]*memberRec{}
+	}
+	g.byUser[u] = m
+	linkGroup(u, g)
+}
+
+// removeMember removes u, a member, from g's members; O(log n) in g's size (amortized), plus
+// u's groups.
+func (t *tenantData) removeMember(g *groupRec, u *userRec) {
+	m := g.byUser[u]
+	delete(g.byUser, u)
+	g.members.remove(m.pos)
+	unlinkGroup(u, g)
+}
+
+// linkGroup adds g to u's groups, which are kept in the groups' creation order.
+func linkGroup(u *userRec, g *groupRec) {
+	i, _ := slices.BinarySearchFunc(u.groups, g.pos, func(x *groupRec, pos int) int { return x.pos - pos })
+	u.groups = slices.Insert(u.groups, i, g)
+}
+
+// unlinkGroup removes g from u's groups.
+func unlinkGroup(u *userRec, g *groupRec) {
+	if i := slices.Index(u.groups, g); i >= 0 {
+		u.groups = slices.Delete(u.groups, i, i+1)
+	}
 }
 
 // groupIndex answers an equality on id, displayName, externalId or members.value from an
@@ -221,13 +417,16 @@ func (t *tenantData) groupIndex(c *filter.Compare) ([]*groupRec, bool) {
 func (r *groupRec) fill(dst *store.Group) {
 	*dst = r.g
 	dst.Extensions = r.g.Extensions.Clone()
-	if len(r.members) > 0 {
-		dst.Members = make([]store.Member, len(r.members))
-		for i, u := range r.members {
-			dst.Members[i] = store.Member{Value: u.id(), Display: u.userName(), Type: "User"}
-		}
+	if r.members.live > 0 {
+		dst.Members = make([]store.Member, 0, r.members.live)
+		r.eachMember(func(u *userRec) {
+			dst.Members = append(dst.Members, store.Member{Value: u.id(), Display: u.userName(), Type: "User"})
+		})
 	}
 }
+
+// fillAttrs copies the group into dst without its members.
+func (r *groupRec) fillAttrs(dst *store.Group) { *dst = r.g }
 
 // groupView shows a stored group to filter.Match, its members included.
 type groupView struct{ r *groupRec }
@@ -236,10 +435,10 @@ func (v *groupView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, 
 	if a.Name != "members" || a.Schema != schema.GroupURN {
 		return v.r.g.FilterValue(a, sub, i)
 	}
-	if i >= len(v.r.members) {
+	u := v.r.memberAt(i)
+	if u == nil {
 		return filter.Value{}, false
 	}
-	u := v.r.members[i]
 	switch {
 	case sub == nil:
 		return filter.ComplexValue(true), true

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -162,8 +161,9 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		}
 		defer commit(p, t)
 		for _, g := range rec.groups {
-			if i := slices.Index(g.members, rec); i >= 0 {
-				g.members = slices.Delete(g.members, i, i+1)
+			if m := g.byUser[rec]; m != nil {
+				delete(g.byUser, rec)
+				g.members.remove(m.pos)
 			}
 		}
 		t.unindex(rec)

@@ -105,6 +105,20 @@ func (s groups) Get(ctx context.Context, tenant string, id string) (*store.Group
 	return v, err
 }
 
+func (s groups) GetWithoutMembers(ctx context.Context, tenant string, id string) (*store.Group, error) {
+	ctx, end := s.o.start(ctx, "groups.get_without_members")
+	v, err := s.next.GetWithoutMembers(ctx, tenant, id)
+	end(err)
+	return v, err
+}
+
+func (s groups) Patch(ctx context.Context, tenant string, id string, p store.GroupPatch) (*store.Group, error) {
+	ctx, end := s.o.start(ctx, "groups.patch")
+	v, err := s.next.Patch(ctx, tenant, id, p)
+	end(err)
+	return v, err
+}
+
 func (s groups) Update(ctx context.Context, tenant string, id string, fn func(*store.Group) error) (*store.Group, error) {
 	ctx, end := s.o.start(ctx, "groups.update")
 	v, err := s.next.Update(ctx, tenant, id, fn)

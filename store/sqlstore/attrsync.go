@@ -243,9 +243,9 @@ func (t *txn) syncMember(ctx context.Context, tenant string, ms []membership, m 
 		}
 	}
 	ins := attrInserter{t: t}
+	subs := memberAttrSubs()
 	for _, g := range ms {
-		if _, err := t.exec(ctx, `DELETE FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr = 'members' AND idx = ?`,
-			tenant, string(kindGroup), g.group, g.pos); err != nil {
+		if err := t.deleteMemberAttrs(ctx, tenant, g.group, int64(g.pos), subs); err != nil {
 			return err
 		}
 		for _, r := range rows {

@@ -104,6 +104,32 @@ func TestAttrsInSync(t *testing.T) {
 					})
 					return err
 				}},
+				{"patch: add and remove members", func() error {
+					_, err := groups.Patch(ctx, "acme", ids["Ops"], store.GroupPatch{Add: []string{ids["bob"], ids["cid"]}, Remove: []string{ids["eve"]}})
+					return err
+				}},
+				{"patch: rename and remove", func() error {
+					_, err := groups.Patch(ctx, "acme", ids["Ops"], store.GroupPatch{
+						Attrs:  func(g *store.Group) error { g.DisplayName, g.ExternalID = "Operations", "ops"; return nil },
+						Remove: []string{ids["cid"]}})
+					return err
+				}},
+				{"rename a member after patches", func() error {
+					_, err := users.Update(ctx, "acme", ids["bob"], func(u *store.User) error { u.UserName = "Bobby"; return nil })
+					return err
+				}},
+				{"patch: add to an empty group", func() error {
+					_, err := groups.Patch(ctx, "acme", ids["Empty"], store.GroupPatch{Add: []string{ids["eve"], ids["bob"]}})
+					return err
+				}},
+				{"delete a member after patches", func() error { return users.Delete(ctx, "acme", ids["eve"]) }},
+				{"replace members after patches", func() error {
+					_, err := groups.Update(ctx, "acme", ids["Ops"], func(g *store.Group) error {
+						g.Members = append(members("cid"), g.Members...)
+						return nil
+					})
+					return err
+				}},
 				{"delete a group", func() error { return groups.Delete(ctx, "acme", ids["Team"]) }},
 				{"clear a user", func() error {
 					_, err := users.Update(ctx, "acme", ids["ann"], func(u *store.User) error {

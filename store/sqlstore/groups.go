@@ -232,9 +232,11 @@ func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store
 			return err
 		}
 		page.TotalResults = total
-		ms, err := tx.members(ctx, tenant, ids)
-		if err != nil {
-			return err
+		var ms map[string][]store.Member
+		if !q.WithoutMembers {
+			if ms, err = tx.members(ctx, tenant, ids); err != nil {
+				return err
+			}
 		}
 		for i, doc := range docs {
 			g, err := decodeGroup(doc)
@@ -367,6 +369,9 @@ func (t *txn) storeGroup(ctx context.Context, tenant string, doc string, members
 			}
 			return nil, err
 		}
+	}
+	if _, err := t.exec(ctx, `UPDATE groups SET member_count = ? WHERE tenant = ? AND id = ?`, len(members), tenant, g.ID); err != nil {
+		return nil, err
 	}
 	g.Members = members
 	if err := t.putAttrs(ctx, tenant, kindGroup, g.ID, attrRows(kindGroup, g)); err != nil {

@@ -3,7 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,12 +17,26 @@ import (
 	"github.com/visid/visid/store/sqlstore"
 )
 
-// latestVersion is the number of the newest migration file.
-const latestVersion = 7
+// latestVersion is the number of the newest migration file, and migrationFiles the number of
+// files (versions may have gaps), as the migrations directory holds them.
+var latestVersion, migrationFiles = countMigrations()
 
-// migrationCount is the number of migration files; version numbers may have gaps (version 6 is
-// not in this tree), so it can be less than latestVersion.
-const migrationCount = 6
+// countMigrations reads the SQLite migrations directory (PostgreSQL's has the same versions).
+func countMigrations() (latest, files int) {
+	entries, err := os.ReadDir("migrations/sqlite")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		num, _, _ := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			panic("migration file " + e.Name() + " is not named NNNN_name.sql")
+		}
+		latest, files = max(latest, v), files+1
+	}
+	return latest, files
+}
 
 // eachDialect runs fn on SQLite and, when VISID_TEST_POSTGRES_DSN is set, on PostgreSQL, with
 // a DSN naming an empty database (a new file, a new schema).
@@ -62,13 +79,13 @@ func TestMigrateIdempotent(t *testing.T) {
 		v, err := s.SchemaVersion(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, latestVersion, v)
-		assert.Equal(t, migrationCount, migrationRows(t, s))
+		assert.Equal(t, migrationFiles, migrationRows(t, s))
 		_, err = s.Tenants().Get(ctx, "acme")
 		require.NoError(t, err, "the data survives a second Migrate")
 
 		again := open(t, dsn) // another instance, later
 		require.NoError(t, again.Migrate(ctx))
-		assert.Equal(t, migrationCount, migrationRows(t, again))
+		assert.Equal(t, migrationFiles, migrationRows(t, again))
 	})
 }
 
@@ -97,7 +114,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		for i, err := range errs {
 			assert.NoError(t, err, "Migrate %d", i)
 		}
-		assert.Equal(t, migrationCount, migrationRows(t, stores[0]))
+		assert.Equal(t, migrationFiles, migrationRows(t, stores[0]))
 		require.NoError(t, stores[1].Tenants().Create(ctx, store.Tenant{ID: "acme"}))
 		_, err := stores[n-1].Tenants().Get(ctx, "acme")
 		require.NoError(t, err)
@@ -118,6 +135,43 @@ func TestMigrateSchemaTooNew(t *testing.T) {
 		err = s.Migrate(ctx)
 		require.ErrorIs(t, err, sqlstore.ErrSchemaTooNew)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d", latestVersion+1))
-		assert.Equal(t, migrationCount+1, migrationRows(t, s))
+		assert.Equal(t, migrationFiles+1, migrationRows(t, s))
+	})
+}
+
+// Migration 8 counts the members of the groups a database already holds, so Groups.Patch's
+// MaxMembers sees them.
+func TestMigrateCountsExistingMembers(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		require.NoError(t, s.Tenants().Create(ctx, store.Tenant{ID: "acme"}))
+		var members []store.Member
+		for _, name := range []string{"ann", "bob"} {
+			u, err := s.Users().Create(ctx, "acme", store.User{UserName: name})
+			require.NoError(t, err)
+			members = append(members, store.Member{Value: u.ID})
+		}
+		cy, err := s.Users().Create(ctx, "acme", store.User{UserName: "cy"})
+		require.NoError(t, err)
+		g, err := s.Groups().Create(ctx, "acme", store.Group{DisplayName: "Staff", Members: members})
+		require.NoError(t, err)
+		// Back to the schema before migration 8, the members kept.
+		for _, q := range []string{
+			`DROP INDEX members_pos`,
+			`ALTER TABLE groups DROP COLUMN member_count`,
+			`DELETE FROM schema_migrations WHERE version = 8`,
+		} {
+			_, err := s.DB().ExecContext(ctx, q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, s.Migrate(ctx))
+		_, err = s.Groups().Patch(ctx, "acme", g.ID, store.GroupPatch{Add: []string{cy.ID}, MaxMembers: 2})
+		require.ErrorIs(t, err, store.ErrTooManyMembers, "the two members were counted")
+		got, err := s.Groups().Patch(ctx, "acme", g.ID, store.GroupPatch{Add: []string{cy.ID}, Remove: []string{members[0].Value}, MaxMembers: 2, WithMembers: true})
+		require.NoError(t, err)
+		assert.Equal(t, []string{members[1].Value, cy.ID}, []string{got.Members[0].Value, got.Members[1].Value})
 	})
 }

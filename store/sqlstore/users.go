@@ -388,6 +388,18 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		if err != nil {
 			return err
 		}
+		groups := make([]string, len(ms))
+		for i, m := range ms {
+			groups[i] = m.group
+		}
+		err = inChunks(groups, func(chunk []string) error {
+			_, err := tx.exec(ctx, `UPDATE groups SET member_count = member_count - 1 WHERE tenant = ? AND id IN (`+placeholders(len(chunk))+`)`,
+				append([]any{tenant}, strArgs(chunk)...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM members WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,

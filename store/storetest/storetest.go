@@ -38,6 +38,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Tenants", tenantTests()},
 		{"Users", userTests()},
 		{"Groups", groupTests()},
+		{"GroupPatch", groupPatchTests()},
 		{"Meta", metaTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Clients", clientTests()},

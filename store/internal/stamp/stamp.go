@@ -122,3 +122,9 @@ func orNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// GroupPatch sets the times of after, what a Groups.Patch left of the attributes of before
+// (both with Members nil), for a patch at now that changed the membership when members is set.
+func GroupPatch(before, after *store.Group, members bool, now time.Time) {
+	update(before.Meta, &after.Meta, members || !sameGroup(before, after), now)
+}
