@@ -79,13 +79,13 @@ func copyAttr(a *Attribute) *Attribute {
 
 // CheckSchema fills the empty mutability, returned and uniqueness of s's attributes with RFC
 // 7643's defaults and checks that s is a usable extension schema in the representation of RFC 7643 §7:
-// an "urn:" id, and attributes with valid, distinct names (sub-attributes too), a known type,
+// an id starting "urn:", and attributes with valid, distinct names (sub-attributes too), a known type,
 // mutability, returned and uniqueness ("global" uniqueness is not supported), multi-valued
 // attributes only complex ones, sub-attributes only on a complex attribute, which must have some, and no complex
 // sub-attribute. The error names the attribute at fault.
 func CheckSchema(s *Schema) error {
-	if !strings.HasPrefix(strings.ToLower(s.ID), "urn:") {
-		return fmt.Errorf("schema: extension schema id %q is not a URN", clip(s.ID))
+	if !strings.HasPrefix(s.ID, "urn:") || strings.ContainsAny(s.ID, " \t\r\n\"") {
+		return fmt.Errorf("schema: extension schema id %q is not a URN (\"urn:…\", lower-case \"urn\", no spaces or quotes)", clip(s.ID))
 	}
 	if builtin(s.ID) {
 		return fmt.Errorf("schema: %q is a built-in schema, not an extension to add", s.ID)
