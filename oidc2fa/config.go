@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -129,6 +130,14 @@ type Config struct {
 	// DefaultReenrollmentMaxAge.
 	ReenrollmentMaxAge time.Duration
 
+	// TrustedProxies are the networks of the reverse proxies and load balancers in front of the
+	// provider. A request's client address is the connection's peer, unless the peer is in one
+	// of them: then it is the right-most address of X-Forwarded-For that is not (ClientIP).
+	// That address keys AddressLimiter (unless ClientAddr is set) and is Login.ClientAddr, by
+	// whose network the picture login counts failures. nil: X-Forwarded-For is never read; so
+	// behind a load balancer every request comes from the balancer's address, and all users
+	// share one address quota and one lock network.
+	TrustedProxies []netip.Prefix
 	// AddressLimiter limits, per client address, the requests to the authorization endpoint and
 	// the POSTs to the login and enrollment pages, which anyone may send; a denied request gets
 	// 429 with Retry-After. The limiter's key is ClientAddr's answer. nil: an in-memory limiter
@@ -136,9 +145,9 @@ type Config struct {
 	// instances behind one load balancer share a quota only through a shared limiter such as
 	// ratelimit/redislimit.
 	AddressLimiter ratelimit.Limiter
-	// ClientAddr names the client of a request for AddressLimiter. nil: ratelimit.ClientAddr,
-	// the connection's address; behind a reverse proxy pass one that reads the address the
-	// proxy forwards.
+	// ClientAddr names the client of a request for AddressLimiter. nil: the client address
+	// (see TrustedProxies), an IPv6 client's /64, as ratelimit.ClientAddr names a connection's
+	// peer. It changes the limiter's key only, not Login.ClientAddr.
 	ClientAddr func(*http.Request) string
 
 	// AMR, when not nil, is the amr claim of every ID token. nil: the methods the
@@ -276,8 +285,13 @@ func newProvider(cfg Config) (*provider, error) {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	for _, pr := range cfg.TrustedProxies {
+		if !pr.IsValid() {
+			return nil, errors.New("oidc2fa: Config.TrustedProxies holds an invalid prefix")
+		}
+	}
 	if p.addrOf == nil {
-		p.addrOf = ratelimit.ClientAddr
+		p.addrOf = p.addressKey
 	}
 	if p.addrs == nil {
 		p.addrs, err = ratelimit.NewMemory(ratelimit.MemoryConfig{

@@ -66,7 +66,9 @@
 // The authorization endpoint and the POSTs of the login and enrollment pages, which anyone may
 // send, are limited per client address (Config.AddressLimiter, DefaultAddressRate a minute);
 // state, nonce and login_hint are at most 512 bytes, and parameters with NUL bytes or invalid
-// UTF-8 are refused.
+// UTF-8 are refused. The client address is the connection's peer, or, when the peer is one of
+// Config.TrustedProxies, the right-most untrusted address of X-Forwarded-For (ClientIP); the
+// Authenticator gets the same address as Login.ClientAddr.
 //
 // # Metrics and traces
 //

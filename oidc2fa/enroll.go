@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -364,25 +363,15 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 	writeNoStoreJSON(w, http.StatusOK, body)
 }
 
-var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Set up your second factor</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222;font-size:1.05rem;line-height:1.5}h1{font-size:1.4rem}button{font:inherit;padding:.7rem 1.4rem;border-radius:.4rem;border:0;background:#1f5fbf;color:#fff;cursor:pointer}</style>
-</head><body><h1>Set up your second factor</h1>
-<p>This link lets you set up the second factor of your account{{if .Client}} for {{.Client}}{{end}}. It works once, in this browser.</p>
-<form method="post" action="{{.Action}}"><button type="submit" id="continue">Continue</button></form>
-</body></html>
-`))
-
 // enrollLink serves a one-time link. GET shows a page whose button POSTs to the same URL, so a
 // mail scanner that fetches the link does not use it up; POST takes the link, stores the
 // enrollment bound to this browser and sends the browser to its pages.
 func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, token string) {
 	ctx := r.Context()
 	secureHeaders(w.Header())
-	gone := newError(errInvalidRequest, "This enrollment link was used already, has expired, or is not valid. Ask for a new one.")
+	gone := newError(errInvalidRequest, enrollmentLinkGone)
 	if _, ok := p.cfg.Authenticator.(Enroller); !ok || !tokenShaped(token) {
-		p.page(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, gone)
 		return
 	}
 	id := linkID(token)
@@ -397,7 +386,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		p.page(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, gone)
 		return
 	case err != nil:
 		p.internal(w, r, err)
@@ -405,7 +394,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	case link.Purpose != store.PurposeEnrollLink || link.Tenant != tenant || !p.now().Before(link.Expires):
 		// A link of another tenant was taken by mistake only if someone guessed a 256-bit
 		// token; an expired one is gone either way.
-		p.page(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, gone)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -416,8 +405,8 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 			}
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-		_ = linkPage.Execute(w, map[string]string{"Client": client, "Action": p.basePath + "/enroll/" + tenant + "/" + token})
+		w.Header().Set("Content-Security-Policy", pageCSP)
+		_ = linkPageTemplate.Execute(w, linkPageData{Client: client, Action: p.basePath + "/enroll/" + tenant + "/" + token, Style: pageStyle})
 		return
 	}
 	now := p.now()

@@ -394,6 +394,8 @@ func TestEnrollLinkPage(t *testing.T) {
 				body := rec.Body.String()
 				assert.Contains(t, body, `<form method="post" action="/oidc`+link+`">`)
 				assert.Contains(t, body, `id="continue">Continue</button>`)
+				assert.Contains(t, body, `<main class="page">`)
+				requireInlineStyleAllowed(t, rec)
 				if kind == "client" {
 					assert.Contains(t, body, "for App")
 				} else {
@@ -656,12 +658,27 @@ func TestEnrollCancel(t *testing.T) {
 		b := e.browser()
 		path, page := b.openLink(e.adminLink())
 		rec := b.decide(path, csrfToken(t, page), "cancel")
-		requirePage(t, rec, http.StatusBadRequest)
-		assert.Contains(t, rec.Body.String(), "nothing was changed")
-		assert.Contains(t, rec.Body.String(), "access_denied")
+		requirePage(t, rec, http.StatusOK)
+		body := rec.Body.String()
+		assert.Contains(t, body, "<h1>Set-up cancelled</h1>")
+		assert.Contains(t, body, "You cancelled setting up your second factor. Nothing was changed.")
+		assert.NotContains(t, body, "sign-in", "an enrollment is not a sign-in")
+		assert.Contains(t, body, `<p class="support">Error code for support: <code>access_denied</code></p>`, "the code, small, for support")
+		requireInlineStyleAllowed(t, rec)
 		assert.Empty(t, e.enrolled)
 		assert.Empty(t, e.interactions.stored(t))
 	})
+}
+
+// requireInlineStyleAllowed checks that the inline style sheet of the page rec is the one its
+// Content-Security-Policy allows by hash, so that a browser applies it.
+func requireInlineStyleAllowed(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(rec.Body.String())
+	require.NotNil(t, m, "the page has its style sheet")
+	sum := sha256.Sum256([]byte(m[1]))
+	assert.Contains(t, rec.Header().Get("Content-Security-Policy"),
+		"style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 }
 
 func TestEnrollAdminLink(t *testing.T) {

@@ -3,7 +3,6 @@ package oidc2fa
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,23 +46,25 @@ func secureHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 }
 
-var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign-in error</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}code{color:#555}</style>
-</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><code>{{.Code}}</code></p></body></html>
-`))
-
-// page answers a browser with an error page and never redirects: used when the redirect URI
-// cannot be trusted, or no longer known.
+// page answers a browser with an error page of a sign-in and never redirects: used when the
+// redirect URI cannot be trusted, or no longer known.
 func (p *provider) page(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
+	p.errorPage(w, r, status, signInProblemTitle, e)
+}
+
+// enrollmentPage is page for an enrollment: its heading speaks of the set-up, not of a sign-in.
+func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
+	p.errorPage(w, r, status, enrollmentProblemTitle, e)
+}
+
+func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title string, e *oauthError) {
 	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
 		"status", status, "error", e.Code, "description", e.Description)
 	secureHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", pageCSP)
 	w.WriteHeader(status)
-	title := "This sign-in request cannot be completed"
-	_ = errorPage.Execute(w, map[string]string{"Title": title, "Message": e.Description, "Code": e.Code})
+	_ = errorPageTemplate.Execute(w, errorPageData{Title: title, Message: e.Description, Code: e.Code, Style: pageStyle})
 }
 
 // redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).

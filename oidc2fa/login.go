@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -49,6 +50,10 @@ type Login struct {
 	User    *store.User
 	// LoginHint is the login_hint as the client sent it.
 	LoginHint string
+	// ClientAddr is the address the person's browser sent the request from: the connection's
+	// peer, or behind Config.TrustedProxies the address they forwarded (ClientIP). The zero
+	// Addr when the request's RemoteAddr is not an address.
+	ClientAddr netip.Addr
 	// AmbiguousHint is set when LoginHint matches different users (one's userName and
 	// another's primary email, say): such a hint names nobody, so Subject is "" and User nil,
 	// and the pages must look exactly as for a hint that names nobody. An authenticator may
@@ -224,15 +229,16 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		return
 	}
 	l := &Login{
-		Tenant:    in.Tenant,
-		Subject:   in.Subject,
-		LoginHint: in.LoginHint,
-		Rest:      rest,
-		State:     in.AuthState,
-		CSRFToken: p.mac("csrf", id),
-		Expires:   in.Expires,
-		p:         p,
-		in:        in,
+		Tenant:     in.Tenant,
+		Subject:    in.Subject,
+		LoginHint:  in.LoginHint,
+		ClientAddr: ClientIP(r, p.cfg.TrustedProxies),
+		Rest:       rest,
+		State:      in.AuthState,
+		CSRFToken:  p.mac("csrf", id),
+		Expires:    in.Expires,
+		p:          p,
+		in:         in,
 	}
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
@@ -269,13 +275,18 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant, id string) (*store.Interaction, bool) {
 	secureHeaders(w.Header())
 	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
+	page := p.page
+	if purpose == store.PurposeEnroll {
+		ended.Description = enrollmentEndedText
+		page = p.enrollmentPage
+	}
 	if !tokenShaped(id) { // checked before any store call: a store may refuse bytes that are not text
-		p.page(w, r, http.StatusBadRequest, ended)
+		page(w, r, http.StatusBadRequest, ended)
 		return nil, false
 	}
 	in, err := p.cfg.Interactions.Get(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (in.Tenant != tenant || in.Purpose != purpose) {
-		p.page(w, r, http.StatusBadRequest, ended)
+		page(w, r, http.StatusBadRequest, ended)
 		return nil, false
 	}
 	if err != nil {
@@ -283,7 +294,7 @@ func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant,
 		return nil, false
 	}
 	if !p.bound(r, id) {
-		p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+		page(w, r, http.StatusForbidden, newError(errInvalidRequest,
 			"This page was opened in another browser. Go back to the application and start again here."))
 		return nil, false
 	}
@@ -298,7 +309,7 @@ func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant,
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue(CSRFField)), []byte(p.mac("csrf", id))) {
-			p.page(w, r, http.StatusForbidden, newError(errInvalidRequest,
+			page(w, r, http.StatusForbidden, newError(errInvalidRequest,
 				"The form could not be verified. Go back to the application and start again."))
 			return nil, false
 		}
@@ -398,7 +409,7 @@ func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *
 	if in.Purpose == store.PurposeEnroll {
 		p.log.InfoContext(r.Context(), "enrollment ended", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject, "reason", why)
 		if in.RedirectURI == "" {
-			p.page(w, r, http.StatusBadRequest, e)
+			p.enrollmentEnded(w, r, e, why)
 			return
 		}
 	} else {
@@ -417,6 +428,23 @@ func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *
 		p.tel.count(r.Context(), p.tel.outcomes, outcome, in.Tenant)
 	}
 	p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, e)
+}
+
+// enrollmentEnded answers the browser of an enrollment without an application to return to,
+// which ended with e for reason why, with a page that says in plain words what happened.
+func (p *provider) enrollmentEnded(w http.ResponseWriter, r *http.Request, e *oauthError, why string) {
+	status, title, msg := http.StatusBadRequest, enrollmentProblemTitle, e.Description
+	switch why {
+	case "cancelled":
+		status, title, msg = http.StatusOK, enrollmentCancelledTitle, enrollmentCancelled
+	case "expired":
+		msg = enrollmentExpired
+	case "user deleted or inactive":
+		msg = enrollmentUserGone
+	case "client deleted":
+		msg = enrollmentClientGone
+	}
+	p.errorPage(w, r, status, title, &oauthError{Code: e.Code, Description: msg})
 }
 
 // take removes the interaction, so it ends once; when another request ended it first, it

@@ -54,6 +54,9 @@ const (
 	// DefaultBulkMaxPayloadBytes is the largest bulk request body accepted when
 	// Config.BulkMaxPayloadBytes is 0.
 	DefaultBulkMaxPayloadBytes = 1 << 20
+	// DefaultCursorTimeout is how long a cursor (RFC 9865) stays good when
+	// Config.CursorTimeout is 0: a client must ask for the next page within it.
+	DefaultCursorTimeout = time.Hour
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
 	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
@@ -154,6 +157,18 @@ type Config struct {
 	// negative is an error.
 	BulkMaxPayloadBytes int64
 
+	// CursorKey is the HMAC-SHA256 key that makes list cursors (RFC 9865 nextCursor and
+	// previousCursor) tamper-evident, at least 32 bytes. Every instance that serves the same
+	// API must have the same key, or a cursor made by one is invalidCursor at another; changing
+	// it ends every walk in progress. Cursors are bound to the tenant and the query, and carry
+	// a resource's sort value and creation sequence in the clear: they are not secret. nil: a
+	// random key made by New, which suits a single instance (cursors then end with a restart).
+	CursorKey []byte
+	// CursorTimeout is how long a cursor stays good after it was given: a request with an
+	// older one is 400 expiredCursor. It is advertised as the ServiceProviderConfig's
+	// pagination.cursorTimeout. 0: DefaultCursorTimeout.
+	CursorTimeout time.Duration
+
 	// MeterProvider receives the handler's metrics (MetricRequests, MetricRequestDuration,
 	// MetricRateLimited, MetricAuthFailures, MetricFilterErrors). nil: otel.GetMeterProvider(),
 	// which records nothing until the host installs an OpenTelemetry SDK.
@@ -198,6 +213,7 @@ type handler struct {
 	limits  valueLimits
 	timeout time.Duration // 0: no deadline
 	lists   *slots        // nil: no limit on concurrent lists
+	cursors *cursors
 	tel     *telemetry
 	userRT  *schema.ResourceType // schema.User() with Config.UserExtensions
 	groupRT *schema.ResourceType // schema.Group() with Config.GroupExtensions
@@ -282,6 +298,9 @@ func New(cfg Config) (http.Handler, error) {
 	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)
+	}
+	if h.cursors, err = newCursors(cfg.CursorKey, cfg.CursorTimeout, h.now); err != nil {
+		return nil, err
 	}
 	if h.tel, err = newTelemetry(cfg); err != nil {
 		return nil, err

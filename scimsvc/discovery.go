@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/visid/visid/store/schema"
 )
@@ -35,6 +36,16 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		MaxOperations  int  `json:"maxOperations"`
 		MaxPayloadSize int  `json:"maxPayloadSize"`
 	}
+	// pagination is RFC 9865 §4's attribute: both methods, index paging the default (what
+	// clients written before cursors expect), one page size.
+	type pagination struct {
+		Cursor                  bool   `json:"cursor"`
+		Index                   bool   `json:"index"`
+		DefaultPaginationMethod string `json:"defaultPaginationMethod"`
+		DefaultPageSize         int    `json:"defaultPageSize"`
+		MaxPageSize             int    `json:"maxPageSize"`
+		CursorTimeout           int64  `json:"cursorTimeout"`
+	}
 	type authScheme struct {
 		Type             string `json:"type"`
 		Name             string `json:"name"`
@@ -51,6 +62,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Filter                filterSupport `json:"filter"`
 		ChangePassword        supported     `json:"changePassword"`
 		Sort                  supported     `json:"sort"`
+		Pagination            pagination    `json:"pagination"`
 		ETag                  supported     `json:"etag"`
 		AuthenticationSchemes []authScheme  `json:"authenticationSchemes"`
 		Meta                  discoveryMeta `json:"meta"`
@@ -60,6 +72,9 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Patch:            supported{true},
 		Bulk:             bulkSupport{Supported: true, MaxOperations: h.bulkMaxOps, MaxPayloadSize: int(h.bulkMaxPayload)},
 		Filter:           filterSupport{Supported: true, MaxResults: MaxResults},
+		Sort:             supported{true},
+		Pagination: pagination{Cursor: true, Index: true, DefaultPaginationMethod: "index",
+			DefaultPageSize: MaxResults, MaxPageSize: MaxResults, CursorTimeout: int64(h.cursors.timeout / time.Second)},
 		AuthenticationSchemes: []authScheme{{
 			Type:             "oauthbearertoken",
 			Name:             "Bearer API key",

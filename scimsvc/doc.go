@@ -103,8 +103,15 @@
 // requests left is 429 and runs nothing.
 //
 // Lists take filter (RFC 7644 §3.4.2.2, plus Entra ID's emails[type eq "work"].value eq "x"),
-// startIndex, count (at most MaxResults), attributes and excludedAttributes; sorting is not
-// supported. Listing order is creation order.
+// sortBy and sortOrder (§3.4.2.3: any attribute a filter may name, strings by their caseExact,
+// multi-valued attributes by their primary value; resources without a value last), count (at
+// most MaxResults), attributes and excludedAttributes, and page by startIndex (the default) or
+// by cursor (RFC 9865): "cursor=" asks for the first page, whose nextCursor and previousCursor
+// ask for the next and the previous. Cursors are keyset positions that the store reads from
+// directly (no OFFSET), signed with Config.CursorKey and bound to the tenant, the resource type,
+// the filter and the sort; a walk by nextCursor lists every resource that exists throughout it
+// once, whatever is created or deleted meanwhile. A bad cursor is 400 invalidCursor, one older
+// than Config.CursorTimeout 400 expiredCursor. Without sortBy, listing order is creation order.
 //
 // Errors are SCIM Error bodies with the scimType of RFC 7644 §3.12; a 500 says nothing of its
 // cause, which is logged.

@@ -356,7 +356,9 @@ func TestServiceProviderConfig(t *testing.T) {
 			assert.Equal(t, tt.wantDoc, spc["documentationUri"])
 			assert.Equal(t, map[string]any{"supported": true}, spc["patch"])
 			assert.Equal(t, true, spc["bulk"].(map[string]any)["supported"])
-			assert.Equal(t, map[string]any{"supported": false}, spc["sort"])
+			assert.Equal(t, map[string]any{"supported": true}, spc["sort"])
+			assert.Equal(t, map[string]any{"cursor": true, "index": true, "defaultPaginationMethod": "index",
+				"defaultPageSize": float64(100), "maxPageSize": float64(100), "cursorTimeout": float64(3600)}, spc["pagination"])
 			assert.Equal(t, map[string]any{"supported": false}, spc["etag"])
 			assert.Equal(t, map[string]any{"supported": false}, spc["changePassword"])
 			assert.Equal(t, map[string]any{"supported": true, "maxResults": float64(100)}, spc["filter"])

@@ -13,7 +13,10 @@
 //
 // Lists take a Query whose Filter is parsed by store/filter against the resource type in
 // store/schema; a backend that cannot run a filter itself evaluates it with filter.Match, which
-// *User and *Group support through their FilterValue methods.
+// *User and *Group support through their FilterValue methods. A Query's Sort orders by one
+// attribute (SortValue, ComparePositions say how), and its After and Before page by keyset
+// Positions that the previous Page returned (Page.Next, Page.Prev), which a backend should read
+// from an index rather than skip to.
 //
 // Errors are the sentinels below, wrapped with context: test them with errors.Is.
 package store

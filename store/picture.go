@@ -36,10 +36,13 @@ type PictureCredential struct {
 	ArgonMemory  uint32 // KiB
 	ArgonThreads uint8
 
-	// Failures counts attempts since the last success or enrollment that did not end in a
-	// success; the authenticator locks the factor when it reaches its limit. LastFailure is
-	// when the latest of them was counted (zero when Failures is 0): a lock runs from it.
+	// Failures counts the failed attempts since the last success, unlock or enrollment, from
+	// every source network; LastFailure is when the latest of them was counted (zero when
+	// Failures is 0). Networks is how many source networks those failures came from: the
+	// authenticator's user-wide lock needs many, so that failures from one network lock only
+	// that network (see NetworkFailures).
 	Failures    int
+	Networks    int
 	LastFailure time.Time
 
 	Created time.Time // when the user enrolled
@@ -57,9 +60,9 @@ type PictureCredentials interface {
 	Get(ctx context.Context, tenant, userID string) (*PictureCredential, error)
 
 	// Put stores c as the credential of c.UserID in c.Tenant, replacing the one the user had,
-	// with Failures set to 0 and LastFailure to zero: enrolling again unlocks. ErrInvalid if
-	// c.UserID, c.Hash or c.Salt is empty; ErrNotFound if the tenant or the user does not
-	// exist.
+	// with Failures and Networks set to 0 and LastFailure to zero, and no network's failures:
+	// enrolling again unlocks. ErrInvalid if c.UserID, c.Hash or c.Salt is empty; ErrNotFound
+	// if the tenant or the user does not exist.
 	Put(ctx context.Context, c PictureCredential) error
 
 	// Create stores c as Put does, but only if the user has no credential: ErrConflict if it
@@ -75,12 +78,51 @@ type PictureCredentials interface {
 	// Delete removes the user's credential. ErrNotFound if there is none.
 	Delete(ctx context.Context, tenant, userID string) error
 
-	// AddFailure atomically adds one to the user's Failures, sets LastFailure to at, and
-	// returns the new count. Of n concurrent calls each returns a different count. ErrNotFound
-	// if there is no credential.
-	AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error)
+	// AddFailure counts a failed attempt of the user from network (a name the authenticator
+	// chose, such as "192.0.2.0/24"), atomically: it adds one to the network's Failures and to
+	// the credential's Failures, sets both LastFailure to at, adds one to the credential's
+	// Networks if this is the network's first failure since the user's count was last reset,
+	// and returns the new counts. Of n concurrent calls for one user each returns a different
+	// FailureCounts.User, and of those for one network each a different FailureCounts.Network.
+	// ErrInvalid if network is empty; ErrNotFound if there is no credential.
+	AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (FailureCounts, error)
 
-	// ResetFailures sets the user's Failures to 0 and LastFailure to zero: an unlock.
+	// NetworkFailures returns the failed attempts of the user from network since the network's
+	// last success: Failures 0 and a zero LastFailure when there are none. ErrNotFound if there
+	// is no credential.
+	NetworkFailures(ctx context.Context, tenant, userID, network string) (NetworkFailures, error)
+
+	// ListNetworkFailures returns the failed attempts of the user per network, for every network
+	// with a count above 0, ordered by network. ErrNotFound if there is no credential.
+	ListNetworkFailures(ctx context.Context, tenant, userID string) ([]NetworkFailures, error)
+
+	// Succeeded records a success from network: the network's count goes (its failures are
+	// forgotten), and the credential's Failures and Networks are set to 0 and LastFailure to
+	// zero. Other networks keep their counts, but count towards Networks again only from their
+	// next failure. ErrNotFound if there is no credential.
+	Succeeded(ctx context.Context, tenant, userID, network string) error
+
+	// ResetFailures forgets every failure of the user: the credential's Failures and Networks
+	// are set to 0 and LastFailure to zero, and every network's count goes. An unlock.
 	// ErrNotFound if there is no credential.
 	ResetFailures(ctx context.Context, tenant, userID string) error
+}
+
+// NetworkFailures counts the failed attempts at a user's picture password from one source
+// network.
+type NetworkFailures struct {
+	Network string
+	// Failures counts the attempts from the network since its last success, the user's unlock
+	// or enrollment; LastFailure is when the latest was counted.
+	Failures    int
+	LastFailure time.Time
+}
+
+// FailureCounts are the counts after PictureCredentials.AddFailure counted a failure.
+type FailureCounts struct {
+	// Network is the network's Failures, User the credential's Failures and Networks the
+	// credential's Networks.
+	Network  int
+	User     int
+	Networks int
 }

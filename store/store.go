@@ -7,35 +7,56 @@ import (
 	"github.com/visid/visid/store/filter"
 )
 
-// Query selects and pages resources for List.
+// Query selects, orders and pages resources for List.
+//
+// A page is chosen in one of three ways: by StartIndex (a position counted from the start of
+// the ordered results), or, when After or Before is set, by a keyset Position that an earlier
+// Page returned (Page.Next, Page.Prev). A keyset page costs what the first page costs, however
+// deep it is, and a walk by Next from the first page to the last neither skips nor repeats a
+// resource that existed throughout the walk, whatever was created or deleted meanwhile.
 type Query struct {
 	// Filter keeps the resources it matches; nil keeps all. It must have been parsed for the
 	// resource type being listed (schema.User or schema.Group).
 	Filter filter.Expr
-	// StartIndex is the 1-based position of the first result in the filtered list; values
-	// below 1 mean 1.
+	// Sort orders the results; the zero Sort is creation order.
+	Sort Sort
+	// StartIndex is the 1-based position of the first result in the filtered, ordered list;
+	// values below 1 mean 1. It is ignored when After or Before is set.
 	StartIndex int
 	// Count is the most results to return. 0 returns none, only the total; negative returns
-	// all from StartIndex on.
+	// all from the page's start on.
 	Count int
 	// WithoutMembers makes Groups.List return each group with Members nil, reading none of
 	// them, so a page costs nothing per member. Users.List ignores it.
 	WithoutMembers bool
+	// After, when set, starts the page with the first result that orders after this position.
+	After *Position
+	// Before, when set (and After is not), makes the page the Count results that order
+	// right before this position (all of them when Count is negative), in order.
+	Before *Position
 }
 
 // Page is one page of a List.
 type Page[T any] struct {
-	// Resources holds the page, in creation order.
+	// Resources holds the page, in the Query's order.
 	Resources []T
 	// TotalResults is the number of resources the filter matched, over all pages.
 	TotalResults int
+	// Next is the position of the page's last resource when more results follow it; nil on
+	// the last page, and when Count is 0 or negative. Query.After = Next asks for the next page.
+	Next *Position
+	// Prev is the position of the page's first resource when the page does not start the list:
+	// StartIndex above 1, After set (results came before it when the position was read), or
+	// Before set and more results order before the page. nil on an empty page and when Count
+	// is 0. Query.Before = Prev asks for the previous page.
+	Prev *Position
 }
 
 // Users stores the users of each tenant.
 //
 // Every method is safe for concurrent use. Every user belongs to one tenant; a user id of
 // another tenant is not found. userName is unique within a tenant, compared case-insensitively
-// (schema.Fold); the same userName may exist in two tenants. Listing order is creation order.
+// (schema.Fold); the same userName may exist in two tenants. Listing order is creation order unless the Query sorts.
 type Users interface {
 	// Create stores u in tenant and returns it as stored. An empty u.ID gets a new id
 	// (NewID("user")). ErrNotFound if the tenant does not exist; ErrInvalid if u.UserName is
@@ -71,16 +92,18 @@ type Users interface {
 	// not exist (so a repeated Delete reports ErrNotFound).
 	Delete(ctx context.Context, tenant, id string) error
 
-	// List returns the page of q over the tenant's users, in creation order: stable, so paging
-	// through an unchanged tenant neither skips nor repeats a user. ErrNotFound if the tenant
-	// does not exist.
+	// List returns the page of q over the tenant's users, in q.Sort's order (creation order
+	// when it is zero): stable, so paging through an unchanged tenant neither skips nor repeats
+	// a user, and a keyset walk (Query.After) does not either under concurrent creates and
+	// deletes. ErrNotFound if the tenant does not exist; ErrInvalid if q.Sort names an
+	// attribute that is not sortable (Sortable) or a position does not fit q.Sort.
 	List(ctx context.Context, tenant string, q Query) (Page[User], error)
 }
 
 // Groups stores the groups of each tenant.
 //
 // Every method is safe for concurrent use. Members are users of the group's tenant; a group
-// lists a user at most once. displayName is not unique. Listing order is creation order.
+// lists a user at most once. displayName is not unique. Listing order is creation order unless the Query sorts.
 type Groups interface {
 	// Create stores g in tenant and returns it as stored. An empty g.ID gets a new id
 	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
@@ -131,8 +154,7 @@ type Groups interface {
 	// Delete removes the group. ErrNotFound if it does not exist.
 	Delete(ctx context.Context, tenant, id string) error
 
-	// List returns the page of q over the tenant's groups, in creation order. ErrNotFound if
-	// the tenant does not exist.
+	// List returns the page of q over the tenant's groups, as Users.List does for users.
 	List(ctx context.Context, tenant string, q Query) (Page[Group], error)
 }
 

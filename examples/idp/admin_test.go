@@ -188,7 +188,7 @@ func TestAdminOnOneStore(t *testing.T) {
 
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "https://id.example.com", sec, limiters{}, false, false, discardLogger(), nil)
+	svc, err := newServices(d.Backend, "https://id.example.com", sec, limiters{}, false, false, nil, discardLogger(), nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(svc.handler())
 	defer srv.Close()

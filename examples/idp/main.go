@@ -153,9 +153,11 @@ const usage = `Usage:
                                                 enrollment_url=… and expires=…
   idp user show --tenant T --user U [-db DB]    show user U (userName, primary email or id):
                                                 active, picture password enrolled, failures,
-                                                locked until
+                                                locked until, and each lock in force (lock=all
+                                                for every network, lock=NETWORK for one)
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
-                                                password, so U may sign in again at once
+                                                 password from every network, ending every
+                                                 lock, so U may sign in again at once
   idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
                   [--allow-private-targets] [-db DB]
                                                 send tenant T's events to U (https, on a public

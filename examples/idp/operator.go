@@ -224,8 +224,12 @@ func pictureAdmin(b store.Backend) (*picture.Authenticator, error) {
 }
 
 // showUser prints what an operator needs to help a user: user_id=…, user_name=…, active=…,
-// picture_enrolled=…, and for an enrolled user image=…, failures=… and locked_until=…|no.
-// The picture password's points are never printed (they are not stored in the clear).
+// picture_enrolled=…, and for an enrolled user image=…, enrolled=…, failures=… and networks=…
+// (the failed attempts since the last success and how many source networks they came from),
+// locked_until=…|no (when the last lock in force ends), and one lock=… line per lock in force:
+// lock=all for the user-wide lock, which shuts out every network, then lock=NETWORK for each
+// locked network, each with its failures=… and until=…. The picture password's points are
+// never printed (they are not stored in the clear).
 func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
 	u, err := findUser(ctx, b, tenant, name)
 	if err != nil {
@@ -244,22 +248,34 @@ func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout 
 	if err != nil {
 		return err
 	}
-	until, err := auth.LockedUntil(ctx, tenant, u.ID)
+	locks, err := auth.Locks(ctx, tenant, u.ID)
 	if err != nil {
-		return fmt.Errorf("reading the lock of %q: %w", u.ID, err)
+		return fmt.Errorf("reading the locks of %q: %w", u.ID, err)
 	}
 	locked := "no"
-	if !until.IsZero() {
-		locked = formatTime(until)
+	var until time.Time
+	for _, l := range locks {
+		if l.Until.After(until) {
+			until = l.Until
+			locked = formatTime(until)
+		}
 	}
-	fmt.Fprintf(stdout, "picture_enrolled=true\nimage=%s\nenrolled=%s\nfailures=%d\nlocked_until=%s\n",
-		c.Image, formatTime(c.Created), c.Failures, locked)
+	fmt.Fprintf(stdout, "picture_enrolled=true\nimage=%s\nenrolled=%s\nfailures=%d\nnetworks=%d\nlocked_until=%s\n",
+		c.Image, formatTime(c.Created), c.Failures, c.Networks, locked)
+	for _, l := range locks {
+		if l.Network == "" {
+			fmt.Fprintf(stdout, "lock=all networks=%d failures=%d until=%s\n", l.Networks, l.Failures, formatTime(l.Until))
+		} else {
+			fmt.Fprintf(stdout, "lock=%s failures=%d until=%s\n", l.Network, l.Failures, formatTime(l.Until))
+		}
+	}
 	return nil
 }
 
-// unlockUser clears the failure count of a user's picture password, recorded as
-// secondfactor.unlocked under ctx's Change, and prints user_id=…, failures_before=… and
-// unlocked=true.
+// unlockUser forgets every failed attempt at a user's picture password, from every network,
+// which ends every lock; it is recorded as secondfactor.unlocked under ctx's Change. It prints
+// user_id=…, failures_before=… (the failed attempts it forgot), locks_before=… (the locks in
+// force it ended) and unlocked=true.
 func unlockUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
 	u, err := findUser(ctx, b, tenant, name)
 	if err != nil {
@@ -272,13 +288,26 @@ func unlockUser(ctx context.Context, b store.Backend, tenant, name string, stdou
 	if err != nil {
 		return fmt.Errorf("reading the picture password of %q: %w", u.ID, err)
 	}
+	nets, err := b.Pictures.ListNetworkFailures(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the failures of %q: %w", u.ID, err)
+	}
+	failures := 0
+	for _, n := range nets {
+		failures += n.Failures
+	}
+	failures = max(failures, c.Failures)
 	auth, err := pictureAdmin(b)
 	if err != nil {
 		return err
 	}
+	locks, err := auth.Locks(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the locks of %q: %w", u.ID, err)
+	}
 	if err := auth.Unlock(ctx, tenant, u.ID); err != nil {
 		return fmt.Errorf("unlocking %q: %w", u.ID, err)
 	}
-	fmt.Fprintf(stdout, "user_id=%s\nfailures_before=%d\nunlocked=true\n", u.ID, c.Failures)
+	fmt.Fprintf(stdout, "user_id=%s\nfailures_before=%d\nlocks_before=%d\nunlocked=true\n", u.ID, failures, len(locks))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -157,8 +158,10 @@ func TestUserShowAndUnlock(t *testing.T) {
 	auth, err := pictureAdmin(d.Backend)
 	require.NoError(t, err)
 	require.NoError(t, auth.Enroll(ctx, "acme", ann.ID, demoImage, demoPoints))
+	// An outsider's five failures lock one network; failures from four more make the
+	// user-wide lock (picture.DefaultUserLockNetworks).
 	for range 5 {
-		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, time.Now())
+		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, "203.0.113.0/24", time.Now())
 		require.NoError(t, err)
 	}
 	d.close()
@@ -169,17 +172,30 @@ func TestUserShowAndUnlock(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", who, "-db", db}, &out, io.Discard))
 			assert.Regexp(t, `^user_id=`+ann.ID+`\nuser_name=ann\nactive=true\npicture_enrolled=true\nimage=`+demoImage+
-				`\nenrolled=`+stamp+`\nfailures=5\nlocked_until=`+stamp+`\n$`, out.String())
+				`\nenrolled=`+stamp+`\nfailures=5\nnetworks=1\nlocked_until=`+stamp+`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\n$`,
+				out.String())
 		})
 	}
 
+	d, err = openDB(ctx, db)
+	require.NoError(t, err)
+	for i := range 4 {
+		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, fmt.Sprintf("198.51.%d.0/24", i), time.Now())
+		require.NoError(t, err)
+	}
+	d.close()
 	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
+	assert.Regexp(t, `\nfailures=9\nnetworks=5\nlocked_until=`+stamp+`\nlock=all networks=5 failures=9 until=`+stamp+
+		`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\n$`, out.String(), "the user-wide lock first, then each locked network")
+
+	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "unlock", "--tenant", "acme", "--user", "ann@example.com", "-db", db}, &out, io.Discard))
-	assert.Equal(t, "user_id="+ann.ID+"\nfailures_before=5\nunlocked=true\n", out.String())
+	assert.Equal(t, "user_id="+ann.ID+"\nfailures_before=9\nlocks_before=2\nunlocked=true\n", out.String())
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
-	assert.Contains(t, out.String(), "failures=0\nlocked_until=no\n")
+	assert.True(t, strings.HasSuffix(out.String(), "failures=0\nnetworks=0\nlocked_until=no\n"), "no lock left: %s", out.String())
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"events", "--tenant", "acme", "-db", db}, &out, io.Discard))

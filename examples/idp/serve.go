@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -40,6 +41,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	adminAddr := fs.String("admin-addr", defaultAdminAddr, `the address of /metrics, /healthz and /readyz ("" for none)`)
 	scimRateFlag := fs.String("scim-rate", defaultSCIMRate, "SCIM requests per API key and tenant, such as 200/min or 25/s")
 	scimBurst := fs.Int("scim-burst", 0, "SCIM requests a key may make at once (0: the rate's count)")
+	var trusted []netip.Prefix
+	fs.Func("trusted-proxy", "a CIDR (or address) of the reverse proxies or load balancers in front, whose X-Forwarded-For\n"+
+		"names the client; repeat it or give a comma list (default: none, every request's client is its connection's peer)",
+		func(s string) error {
+			ps, err := parseTrustedProxies(s)
+			trusted = append(trusted, ps...)
+			return err
+		})
 	var demoMode demoFlag
 	fs.Var(&demoMode, "demo", demoUsage)
 	var scimExt scimExtensionFlag
@@ -116,7 +125,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, log, mp, withExtensions)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, trusted, log, mp, withExtensions)
 	if err != nil {
 		return err
 	}
@@ -185,6 +194,25 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 			}
 		}
 	}
+}
+
+// parseTrustedProxies parses a value of -trusted-proxy: CIDRs or addresses (a /32 or /128),
+// separated by commas.
+func parseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			a, aerr := netip.ParseAddr(part)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR such as 10.0.0.0/8 nor an address", part)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // parseBaseURL checks -base-url and returns it without a trailing slash.

@@ -215,7 +215,7 @@ func TestEnsureDemo(t *testing.T) {
 	log := discardLogger()
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, false, log, nil)
+	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, false, nil, log, nil)
 	require.NoError(t, err)
 
 	dm, err := ensureDemo(ctx, d.Backend, svc, log)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,6 +39,8 @@ type secrets struct {
 	keys      *oidc2fa.KeyRing
 	pepper    picture.Pepper
 	cookieKey []byte
+	// cursorKey signs the SCIM API's list cursors, so that a walk may go through any instance.
+	cursorKey []byte
 }
 
 // newSecrets loads or makes the signing keys in b and derives the pepper and the cookie key
@@ -59,6 +62,10 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 	if err != nil {
 		return nil, err
 	}
+	cursorKey, err := hkdf.Key(sha256.New, kek, nil, "visid idp: scim cursor key v1", 32)
+	if err != nil {
+		return nil, err
+	}
 	// The pepper's id names it by a hash, so a credential keyed with another key-encryption key
 	// fails with "unknown pepper" in the log rather than as a wrong picture.
 	id := sha256.Sum256(pepper)
@@ -66,6 +73,7 @@ func newSecrets(ctx context.Context, b store.Backend, kek []byte) (*secrets, err
 		keys:      keys,
 		pepper:    picture.Pepper{ID: "kek-" + hex.EncodeToString(id[:4]), Key: pepper},
 		cookieKey: cookieKey,
+		cursorKey: cursorKey,
 	}, nil
 }
 
@@ -137,10 +145,16 @@ type services struct {
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
-// trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent);
-// scimConfig may change the SCIM handler's Config further (add extensions).
-func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool, log *slog.Logger,
-	mp metric.MeterProvider, scimConfig ...func(*scimsvc.Config)) (*services, error) {
+// trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent). A
+// request from one of trusted (-trusted-proxy) comes from the client its X-Forwarded-For names,
+// for the address limits and the picture login's lock. scimConfig may change the SCIM
+// handler's Config further (add extensions).
+func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool,
+	trusted []netip.Prefix, log *slog.Logger, mp metric.MeterProvider, scimConfig ...func(*scimsvc.Config)) (*services, error) {
+	var scimAddr func(*http.Request) string
+	if len(trusted) > 0 {
+		scimAddr = func(r *http.Request) string { return clientKey(r, trusted) }
+	}
 	scimCfg := scimsvc.Config{
 		Tenants:        backend.Tenants,
 		Users:          backend.Users,
@@ -150,10 +164,12 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		BaseURL:        baseURL + scimPrefix,
 		RateLimiter:    lim.keys,
 		AddressLimiter: lim.addrs,
+		ClientAddr:     scimAddr,
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
 		GroupNoContent: groupNoContent,
+		CursorKey:      sec.cursorKey,
 	}
 	for _, f := range scimConfig {
 		f(&scimCfg)
@@ -169,12 +185,25 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 	cfg := oidcConfig(backend, baseURL, auth, log)
 	cfg.MeterProvider = mp
 	cfg.Signer, cfg.CookieKey = sec.keys, sec.cookieKey
-	cfg.AddressLimiter, cfg.RequirePAR = lim.oidcAddrs, requirePAR
+	cfg.AddressLimiter, cfg.RequirePAR, cfg.TrustedProxies = lim.oidcAddrs, requirePAR, trusted
 	provider, err := oidc2fa.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the OpenID provider: %w", err)
 	}
 	return &services{scim: scim, oidc: provider, picture: auth, oidcConfig: cfg, baseURL: baseURL}, nil
+}
+
+// clientKey names the client of r behind trusted for an address limiter, as the provider does:
+// its address, an IPv6 client's /64.
+func clientKey(r *http.Request, trusted []netip.Prefix) string {
+	a := oidc2fa.ClientIP(r, trusted)
+	switch {
+	case !a.IsValid():
+		return ratelimit.ClientAddr(r)
+	case a.Is6():
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }
 
 // newPicture is the picture login over backend; its metrics go to mp (nil: OpenTelemetry's

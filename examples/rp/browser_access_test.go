@@ -130,8 +130,20 @@ func TestBrowserKeyboardLogin(t *testing.T) {
 	assert.InDelta(t, x, cross.Left+cross.Width/2, 2)
 	assert.InDelta(t, y, cross.Top+cross.Height/2, 2)
 
-	c.keyPoints(cur, 2, alicePoints[2:])
+	cur = c.keyPoints(cur, 2, alicePoints[2:])
 	assert.Equal(t, "submit", c.activeID(), "Continue has the focus once every point is placed")
+	// One Shift+Tab from Continue reaches Undo last point, which takes the last point back (and
+	// Start over, which takes them all, is one step farther); the cross is where it was.
+	c.do(chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+	require.Equal(t, "undo", c.activeID(), "Shift+Tab from Continue")
+	c.do(chromedp.KeyEvent(kb.Enter))
+	c.waitText("#count", "4 of 5 points")
+	assert.Equal(t, "Removed the last point.", c.text("#notice"))
+	c.do(chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+	assert.Equal(t, "start-over", c.activeID())
+	c.tabTo("frame", 5)
+	c.keyPoints(cur, 4, alicePoints[4:])
+	assert.Equal(t, "submit", c.activeID())
 	c.markPage()
 	c.do(chromedp.KeyEvent(kb.Enter))
 	assert.Equal(t, "alice@example.com passed both factors", c.appHeading())

@@ -57,8 +57,9 @@ type pictureStack struct {
 	auth    *picture.Authenticator
 	pics    store.PictureCredentials
 	alice   *store.User
-	mallory *store.User // another user of the tenant, enrolled on the farm with malloryPoints
-	users   store.Users // the tenant's users at visid, as SCIM provisions them
+	mallory *store.User    // another user of the tenant, enrolled on the farm with malloryPoints
+	users   store.Users    // the tenant's users at visid, as SCIM provisions them
+	cfg     oidc2fa.Config // the provider's, for administrators' enrollment links
 }
 
 // malloryPoints are mallory's points on the farm.
@@ -104,19 +105,20 @@ func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 	v.clientID, v.secret = client.ID, secret
 	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
 	require.NoError(t, err)
-	provider, err := oidc2fa.New(oidc2fa.Config{
+	cfg := oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
 		Pushed:        b.Pushed, // the app pushes its sign-in requests
 		Authenticator: auth,
 		Signer:        keys,
 		BaseURL:       v.srv.URL + "/oidc",
 		Logger:        log,
-	})
+	}
+	provider, err := oidc2fa.New(cfg)
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
 	return &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory,
-		users: b.Users}
+		users: b.Users, cfg: cfg}
 }
 
 // findBrowser returns the path of Chromium (or Chrome). Without one the test skips, or fails
@@ -162,8 +164,14 @@ type chrome struct {
 // a phone's screen and touch emulated for a phone.
 func newChrome(t *testing.T, exe string, vp viewport) *chrome {
 	t.Helper()
+	return newChromeFor(t, exe, vp, browserTimeout)
+}
+
+// newChromeFor is newChrome with a browser that ends after timeout.
+func newChromeFor(t *testing.T, exe string, vp viewport, timeout time.Duration) *chrome {
+	t.Helper()
 	profile := t.TempDir() // removed after the browser has ended: cleanups run last first
-	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(exe),

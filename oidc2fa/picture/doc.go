@@ -24,18 +24,23 @@
 // time, and at most Config.MaxConcurrentHashes argon2id computations run at once. Points are
 // never stored in the clear and never logged.
 //
-// Failures are counted in the store (store.PictureCredentials), with the time of the last, before
-// the points are checked, so the count is shared by every instance and cannot be raced past. The
-// lock backs off: the MaxFailures-th failure in a row locks the factor for Config.LockBase
-// (default 1 minute) from that failure, and each further failure — attempts during a lock count
-// too — doubles it, up to Config.LockMax (default 1 hour). While it lasts the right points are
-// refused like wrong ones; when it has ended, of several attempts sent at once only the first
-// counted is checked. A success resets the count; enrolling again or Authenticator.Unlock (an
-// administrator's) ends a lock, and Authenticator.LockedUntil says until when one lasts. Since
-// anyone who knows a user's login hint can start attempts, a deployment whose users must not be
-// able to lock each other out requires pushed authorization requests at the provider
-// (oidc2fa.Config.RequirePAR), so that only the application that checked the password can start
-// one.
+// Failures are counted in the store (store.PictureCredentials) per user and per source network,
+// the /24 or /56 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, before the
+// points are checked, so the counts are shared by every instance and cannot be raced past. A
+// lock shuts out one network and backs off: the MaxFailures-th failure in a row from a network
+// locks the factor for that network for Config.LockBase (default 1 minute) from that failure,
+// and each further failure from it (attempts during a lock count too) doubles it, up to
+// Config.LockMax (default 24 hours). So someone who knows only a user's name locks only their
+// own network, not the user. Failures from Config.UserLockNetworks networks (default 5) since
+// the user's last success lock the factor for every network, the user-wide lock, for
+// Config.UserLockBase (default 1 hour) from the user's latest failure, doubled by each further
+// network up to Config.UserLockMax (default 24 hours): a guess spread over many addresses gets
+// one checked attempt per lock. While a lock lasts the right points are refused like wrong ones;
+// when it has ended, of several attempts sent at once only the first counted is checked. A
+// success resets its network's count and the user-wide count; enrolling again or
+// Authenticator.Unlock (an administrator's) ends every lock, and Authenticator.Locks lists the
+// locks in force. Behind a load balancer, the provider must know its proxies
+// (oidc2fa.Config.TrustedProxies), or every user shares the balancer's network.
 //
 // Every sign-in gets MaxFailures attempts, whatever the user's stored count. A wrong picture, an
 // unknown, inactive or unenrolled user and a locked user look the same to the person: the same
@@ -53,9 +58,13 @@
 // with Shift), Enter or Space places a point at the cross, and Backspace removes the last one;
 // the same on the enrollment pages. The cross moves in canonical units, so a point placed with
 // it is the same whole numbers a click there gives. Once the last point is placed with the
-// keyboard, the focus moves to the button that sends the form. The picture names its
-// instructions, keyboard use included, with aria-describedby; the count of points and notices
-// ("Point 2 placed.", "Removed the last point.") are live regions. Where the cross is, is never
+// keyboard, the focus moves to the button that sends the form, and the button right before it,
+// "Undo last point", removes the last point as Backspace does ("Start over", which removes them
+// all, comes before it). The picture names its instructions, keyboard use included, with
+// aria-describedby; on screens narrower than 560 CSS pixels the keyboard instructions are shown
+// only while the picture has keyboard focus. The count of points and notices ("Point 2 placed.",
+// "Removed the last point.") are live regions. Every sentence the script shows or announces is
+// in the page, in a JSON block (id "picture-text") next to the page's other strings. Where the cross is, is never
 // announced: a screen reader would say the secret aloud.
 //
 // On a touch screen a tap shows a ring where it landed and counts only once the person presses
@@ -73,7 +82,9 @@
 // # The pages and their form fields
 //
 // The pages are plain HTML with one small script and one style sheet, served with a
-// Content-Security-Policy that allows only those and the images, frame-ancestors 'none',
+// Content-Security-Policy that allows only those and the images (the page after an
+// administrator's enrollment link, served once the enrollment has ended, carries the style sheet
+// inline, allowed by its hash), frame-ancestors 'none',
 // Referrer-Policy no-referrer and Cache-Control no-store. A host with its own front end, or an
 // automated test, can drive them with plain form POSTs (paths relative to the login or
 // enrollment URL the provider gives):

@@ -123,7 +123,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	points, err1 := ParsePoints(r.PostFormValue("points"), a.points)
 	confirm, err2 := ParsePoints(r.PostFormValue("confirm"), a.points)
 	if err1 != nil || err2 != nil {
-		refuse(fmt.Sprintf("Click %d points on the picture, then the same %d points again.", a.points, a.points))
+		refuse(fmt.Sprintf("Tap or click %d points on the picture, then the same %d points again.", a.points, a.points))
 		return
 	}
 	for i, p := range points {
@@ -192,7 +192,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	}
 	// An administrator's link: no application waits for the person. The enrollment has ended,
 	// so the page links nothing below its URL (no stylesheet).
-	a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready"})
+	a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", InlineStyle: inlineStyle})
 }
 
 // unclaim lets the enrollment store a picture again after a request failed to store one.

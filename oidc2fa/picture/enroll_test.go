@@ -2,8 +2,13 @@ package picture_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"html"
 	"net/http"
 	"net/url"
+	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -141,8 +146,8 @@ func TestEnrollRefused(t *testing.T) {
 		"unknown image":   {"moon", picture.FormatPoints(newPoints), picture.FormatPoints(newPoints), "Choose one of the pictures."},
 		"too close":       {"farm", picture.FormatPoints(close), picture.FormatPoints(close), "too close together"},
 		"confirm differs": {"farm", picture.FormatPoints(newPoints), picture.FormatPoints(moved), "did not match the first"},
-		"too few points":  {"farm", "1,2;300,300", "1,2;300,300", "Click 5 points"},
-		"malformed":       {"farm", "x", "y", "Click 5 points"},
+		"too few points":  {"farm", "1,2;300,300", "1,2;300,300", "Tap or click 5 points"},
+		"malformed":       {"farm", "x", "y", "Tap or click 5 points"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -174,8 +179,9 @@ func TestEnrollCancel(t *testing.T) {
 
 	b, enrollURL, pg = e.openEnrollment(oidc2fa.EnrollmentRequest{User: "ann"})
 	p := b.post(enrollURL+"/cancel", url.Values{"csrf": {pg.csrf(t)}})
-	assert.Equal(t, http.StatusBadRequest, p.status)
-	assert.True(t, strings.Contains(p.body, "cancelled"), p.body)
+	assert.Equal(t, http.StatusOK, p.status, "a cancel is what the person asked for")
+	assert.Contains(t, p.body, "<h1>Set-up cancelled</h1>")
+	assert.NotContains(t, p.body, "sign-in")
 }
 
 // TestEnrollClearsLock: enrolling again through the pages unlocks.
@@ -298,4 +304,35 @@ func (s slowPut) Put(ctx context.Context, c store.PictureCredential) error {
 func (s slowPut) Create(ctx context.Context, c store.PictureCredential) error {
 	time.Sleep(50 * time.Millisecond)
 	return s.PictureCredentials.Create(ctx, c)
+}
+
+// TestEnrollDonePageAssets: the page after an administrator's enrollment link loads every file it
+// references, with the right type, although the enrollment has ended; an inline style sheet is
+// one its Content-Security-Policy allows.
+func TestEnrollDonePageAssets(t *testing.T) {
+	e := newEnv(t)
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	done := b.post(enrollURL, enrollForm(pg, t, "farm", newPoints, newPoints))
+	require.Equal(t, http.StatusOK, done.status, done.body)
+	assert.Contains(t, done.body, "<h1>Picture password ready</h1>")
+
+	base, err := url.Parse(enrollURL)
+	require.NoError(t, err)
+	refs := regexp.MustCompile(`(?:href|src)="([^"]+)"`).FindAllStringSubmatch(done.body, -1)
+	wantType := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+	for _, m := range refs {
+		u, err := base.Parse(html.UnescapeString(m[1]))
+		require.NoError(t, err)
+		got := b.get(u.String())
+		assert.Equal(t, http.StatusOK, got.status, "GET %s", u)
+		if want, ok := wantType[path.Ext(u.Path)]; ok {
+			assert.Equal(t, want, got.header.Get("Content-Type"), "GET %s", u)
+		}
+	}
+	styles := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindAllStringSubmatch(done.body, -1)
+	require.NotEmpty(t, append(refs, styles...), "the done page has a style sheet")
+	for _, m := range styles {
+		sum := sha256.Sum256([]byte(m[1]))
+		assert.Contains(t, done.header.Get("Content-Security-Policy"), "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	}
 }

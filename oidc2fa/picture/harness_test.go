@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -99,6 +100,9 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 		Tenants: e.b.Tenants, Users: e.b.Users, Clients: e.b.Clients, Codes: e.b.Codes, Interactions: e.b.Interactions,
 		Authenticator: e.auth, Signer: keys, BaseURL: e.srv.URL + "/oidc", Logger: logger,
 		Events: e.b.Events,
+		// The test server is reached over loopback, which is trusted as a proxy, so that a
+		// browser can come from any address it forwards (browserFrom).
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 	}
 	h, err := oidc2fa.New(e.ocfg)
 	require.NoError(t, err)
@@ -108,10 +112,19 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	return e
 }
 
-// browser is a cookie jar that does not follow redirects.
+// browser is a cookie jar that does not follow redirects. from, when set, is the address its
+// requests come from, forwarded by the loopback "proxy" in X-Forwarded-For.
 type browser struct {
-	t *testing.T
-	c *http.Client
+	t    *testing.T
+	c    *http.Client
+	from string
+}
+
+// browserFrom is a browser whose requests come from the address from.
+func (e *env) browserFrom(from string) *browser {
+	b := e.browser()
+	b.from = from
+	return b
 }
 
 func (e *env) browser() *browser {
@@ -141,6 +154,9 @@ func (b *browser) do(method, target string, form url.Values) *page {
 	require.NoError(b.t, err)
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if b.from != "" {
+		req.Header.Set("X-Forwarded-For", b.from)
 	}
 	resp, err := b.c.Do(req)
 	require.NoError(b.t, err)

@@ -37,11 +37,17 @@ func clockedEnv(t *testing.T, configure ...func(*picture.Config)) (*env, *fakeCl
 	return e, clk
 }
 
-// signIn runs one sign-in of hint with the points of each attempt in turn, and returns the
-// query the client gets, or nil when the last attempt went back to the page.
+// signIn runs signInFrom from loopback.
 func (e *env) signIn(hint string, attempts ...string) url.Values {
 	e.t.Helper()
-	b := e.browser()
+	return e.signInFrom("", hint, attempts...)
+}
+
+// signInFrom runs one sign-in of hint from the address from with the points of each attempt in turn, and returns the
+// query the client gets, or nil when the last attempt went back to the page.
+func (e *env) signInFrom(from, hint string, attempts ...string) url.Values {
+	e.t.Helper()
+	b := e.browserFrom(from)
 	loginURL, pg := e.login(b, hint)
 	for i, pts := range attempts {
 		p := e.attempt(b, loginURL, pg, pts)

@@ -151,18 +151,25 @@ func (a *Authenticator) decoyImage(l *oidc2fa.Login) *image {
 // attempt checks the points of a POST. Every path spends one argon2id hash and the same store
 // calls, so a wrong picture, an unknown, inactive or unenrolled user and a locked one take the
 // same time and get the same answer; only the log tells them apart. Every sign-in gets
-// MaxFailures attempts, whatever the user's stored count: an attempt on a locked factor is
-// answered as a wrong picture and never checked.
+// MaxFailures attempts, whatever the stored counts: an attempt on a factor locked for the
+// client's network, or for every network, is answered as a wrong picture and never checked.
 func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, st loginState) {
 	ctx := r.Context()
 	st.Attempts++
 	now := a.now()
+	network := a.network(l.ClientAddr)
 	points, perr := ParsePoints(r.PostFormValue("points"), ch.points)
 	reason := ch.reason
-	lockedAtRead := ch.cred != nil && !a.lockedUntil(ch.cred.Failures, ch.cred.LastFailure, now).IsZero()
+	nf, err := a.creds.NetworkFailures(ctx, l.Tenant, ch.subject, network)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.internal(w, r, err)
+		return
+	}
+	lockedAtRead := ch.cred != nil &&
+		(!a.netLockedUntil(nf, now).IsZero() || !a.userLockedUntil(ch.cred, now).IsZero())
 	// The failure is counted before the points are checked, so concurrent attempts cannot
-	// run past the limit; a success resets the count.
-	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, now)
+	// run past a limit; a success resets the counts.
+	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, network, now)
 	switch {
 	case reason != "":
 	case errors.Is(err, store.ErrNotFound):
@@ -170,8 +177,10 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	case err != nil:
 		a.internal(w, r, err)
 		return
-	case lockedAtRead || count > a.maxFailures && count != ch.cred.Failures+1:
-		// Locked, or the count moved past the limit under concurrent attempts: after a lock
+	case lockedAtRead ||
+		count.Network > a.maxFailures && count.Network != nf.Failures+1 ||
+		count.Networks >= a.userNets && count.User != ch.cred.Failures+1:
+		// Locked, or a count moved past its limit under concurrent attempts: after a lock
 		// ends, only the first attempt is checked.
 		reason = "locked"
 	case perr != nil:
@@ -183,7 +192,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 		if ok {
-			a.succeed(w, r, l, ch, points)
+			a.succeed(w, r, l, ch, network, points)
 			return
 		}
 		reason = "wrong picture"
@@ -194,16 +203,24 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 	}
-	locked := ch.cred != nil && count >= a.maxFailures
+	netLocked := ch.cred != nil && count.Network >= a.maxFailures
+	userLocked := ch.cred != nil && count.Networks >= a.userNets
+	locked := netLocked || userLocked
 	a.tel.count(ctx, a.tel.attempts, outcomes[reason], l.Tenant)
 	if locked && (reason == "wrong picture" || reason == "malformed points") {
 		a.tel.count(ctx, a.tel.lockouts, "", l.Tenant)
 	}
 	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
-		"client", l.Client.ID, "reason", reason, "attempt", st.Attempts, "locked", locked)
-	if locked && reason != "not enrolled" {
-		a.log.WarnContext(ctx, "picture login locked after too many failures", "tenant", l.Tenant, "subject", l.Subject,
-			"failures", count, "until", a.lockedUntil(count, now, now))
+		"client", l.Client.ID, "network", network, "reason", reason, "attempt", st.Attempts, "locked", locked)
+	if netLocked && reason != "not enrolled" {
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "network", "tenant", l.Tenant,
+			"subject", l.Subject, "network", network, "failures", count.Network,
+			"until", a.netLockedUntil(store.NetworkFailures{Failures: count.Network, LastFailure: now}, now))
+	}
+	if userLocked && reason != "not enrolled" {
+		until := a.userLockedUntil(&store.PictureCredential{Networks: count.Networks, LastFailure: now}, now)
+		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "every network", "tenant", l.Tenant,
+			"subject", l.Subject, "networks", count.Networks, "failures", count.User, "until", until)
 	}
 	if st.Attempts >= a.maxFailures {
 		if locked {
@@ -222,11 +239,11 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
 }
 
-// succeed resets the failure count, rehashes a credential written with older parameters, and
-// tells the provider.
-func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, points []Point) {
+// succeed resets the failure counts of the network and of the user, rehashes a credential
+// written with older parameters, and tells the provider.
+func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, network string, points []Point) {
 	ctx := r.Context()
-	if err := a.creds.ResetFailures(ctx, l.Tenant, l.Subject); err != nil {
+	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, network); err != nil {
 		a.internal(w, r, err)
 		return
 	}

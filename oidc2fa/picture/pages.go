@@ -2,7 +2,9 @@ package picture
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -25,16 +27,38 @@ const (
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"base-uri 'none'; frame-ancestors 'none'"
 
+// The style sheet, for a page that must carry it inline: the page after an enrollment without
+// an application to return to is served after the enrollment has ended, when the files below its
+// path are gone with it.
+var (
+	inlineStyle    = template.CSS(mustAsset("assets/picture.css"))
+	inlineStyleCSP = func() string {
+		sum := sha256.Sum256([]byte(inlineStyle))
+		return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+			"base-uri 'none'; frame-ancestors 'none'"
+	}()
+)
+
+func mustAsset(name string) string {
+	data, err := assetsFS.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
 // pageData is what the templates of assets/pages.html read.
 type pageData struct {
 	Title      string
 	ClientName string
 	StyleURL   string
 	ScriptURL  string
-	CSRF       string
-	Message    string
-	Points     int
-	Tolerance  int
+	// InlineStyle is the style sheet in the page, for a page that cannot load StyleURL.
+	InlineStyle template.CSS
+	CSRF        string
+	Message     string
+	Points      int
+	Tolerance   int
 
 	// login
 	Action       string
@@ -71,6 +95,9 @@ func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	pageHeaders(w.Header())
+	if d.InlineStyle != "" {
+		w.Header().Set("Content-Security-Policy", inlineStyleCSP)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)

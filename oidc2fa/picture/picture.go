@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"runtime"
 	"time"
 
@@ -15,16 +16,35 @@ import (
 	"github.com/visid/visid/store"
 )
 
-// Defaults of the lock.
+// Defaults of the lock. Failures are counted per user and source network: MaxFailures in a
+// row from one network lock the user's factor for that network only, so that someone who knows
+// only a user's name locks out nobody but themselves. A user-wide lock, for every network,
+// needs failures from UserLockNetworks networks, a guess spread over many addresses.
 const (
-	// DefaultMaxFailures is how many wrong attempts in a row lock the factor when
-	// Config.MaxFailures is 0.
+	// DefaultMaxFailures is how many wrong attempts in a row from one network lock the factor
+	// for that network when Config.MaxFailures is 0.
 	DefaultMaxFailures = 5
-	// DefaultLockBase is how long the MaxFailures-th failure in a row locks the factor when
-	// Config.LockBase is 0.
+	// DefaultLockBase is how long the MaxFailures-th failure in a row from a network locks the
+	// factor for that network when Config.LockBase is 0.
 	DefaultLockBase = time.Minute
-	// DefaultLockMax is the longest a lock lasts when Config.LockMax is 0.
-	DefaultLockMax = time.Hour
+	// DefaultLockMax is the longest a network's lock lasts when Config.LockMax is 0. It is long
+	// because a network's lock shuts out only that network: after it, one guess a day.
+	DefaultLockMax = 24 * time.Hour
+	// DefaultUserLockNetworks is from how many networks failures must come, since the user's
+	// last success, to lock the factor for every network, when Config.UserLockNetworks is 0.
+	// Below it, each of DefaultUserLockNetworks-1 networks gets about 15 guesses in its first
+	// day (5, then one per back-off) and one a day after: 60 in the first day together, fewer
+	// than the 100 consecutive failures NIST SP 800-63B allows an account.
+	DefaultUserLockNetworks = 5
+	// DefaultUserLockBase is how long the user-wide lock lasts when Config.UserLockBase is 0;
+	// DefaultUserLockMax its longest when Config.UserLockMax is 0.
+	DefaultUserLockBase = time.Hour
+	DefaultUserLockMax  = 24 * time.Hour
+	// DefaultIPv4PrefixLen and DefaultIPv6PrefixLen are the sizes of a source network when
+	// Config.IPv4PrefixLen and IPv6PrefixLen are 0: a /24 (one site or subscriber's block) and a
+	// /56 (what a provider usually gives one subscriber).
+	DefaultIPv4PrefixLen = 24
+	DefaultIPv6PrefixLen = 56
 )
 
 // Config configures the picture login. Credentials and Peppers are required; every other field
@@ -57,14 +77,31 @@ type Config struct {
 	// logins uses at most MaxConcurrentHashes × Argon2.MemoryKiB of memory; the others wait.
 	// 0: runtime.GOMAXPROCS(0).
 	MaxConcurrentHashes int
-	// MaxFailures is how many wrong attempts in a row lock the factor for a user; every login
-	// flow also ends after that many attempts, whatever the user's count. 0: DefaultMaxFailures.
+	// MaxFailures is how many wrong attempts in a row from one source network lock the factor
+	// for that network; every login flow also ends after that many attempts, whatever the
+	// counts. 0: DefaultMaxFailures.
 	MaxFailures int
-	// LockBase is how long the MaxFailures-th failure in a row locks the factor, counted from
-	// that failure; each further failure doubles it (attempts during a lock count too), up to
-	// LockMax. A success or an Unlock ends it. 0: DefaultLockBase; LockMax 0: DefaultLockMax.
+	// LockBase is how long the MaxFailures-th failure in a row from a network locks the factor
+	// for that network, counted from that failure; each further failure from it doubles it
+	// (attempts during a lock count too), up to LockMax. A success from the network, an Unlock
+	// or enrolling again ends it. 0: DefaultLockBase; LockMax 0: DefaultLockMax.
 	LockBase time.Duration
 	LockMax  time.Duration
+	// UserLockNetworks is from how many source networks failures must come, since the user's
+	// last success, to lock the factor for every network: the user-wide lock. It lasts
+	// UserLockBase from the user's latest failure, from any network (attempts during the lock
+	// count too), and each further network doubles it, up to UserLockMax; so while it holds,
+	// at most one guess is checked per UserLockBase, however many networks guess. A success, an
+	// Unlock or enrolling again ends it. 0: DefaultUserLockNetworks, DefaultUserLockBase,
+	// DefaultUserLockMax.
+	UserLockNetworks int
+	UserLockBase     time.Duration
+	UserLockMax      time.Duration
+	// IPv4PrefixLen and IPv6PrefixLen are the sizes of a source network: the client address
+	// (oidc2fa.Login.ClientAddr) is counted as its /IPv4PrefixLen or /IPv6PrefixLen. 32 and
+	// 128 count every address alone. 0: DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
+	IPv4PrefixLen int
+	IPv6PrefixLen int
 
 	// Logger receives the outcome of every attempt (with the reason: wrong picture, unknown,
 	// inactive or not enrolled user, locked); never the points. nil: slog.Default().
@@ -95,6 +132,11 @@ type Authenticator struct {
 	maxFailures int
 	lockBase    time.Duration
 	lockMax     time.Duration
+	userNets    int
+	userBase    time.Duration
+	userMax     time.Duration
+	v4Bits      int
+	v6Bits      int
 	log         *slog.Logger
 	now         func() time.Time
 	tel         *telemetry
@@ -125,8 +167,13 @@ func New(cfg Config) (*Authenticator, error) {
 		points:      orInt(cfg.Points, DefaultPoints),
 		tolerance:   orInt(cfg.Tolerance, DefaultTolerance),
 		maxFailures: orInt(cfg.MaxFailures, DefaultMaxFailures),
-		lockBase:    cfg.LockBase,
-		lockMax:     cfg.LockMax,
+		lockBase:    or(cfg.LockBase, DefaultLockBase),
+		lockMax:     or(cfg.LockMax, DefaultLockMax),
+		userNets:    orInt(cfg.UserLockNetworks, DefaultUserLockNetworks),
+		userBase:    or(cfg.UserLockBase, DefaultUserLockBase),
+		userMax:     or(cfg.UserLockMax, DefaultUserLockMax),
+		v4Bits:      orInt(cfg.IPv4PrefixLen, DefaultIPv4PrefixLen),
+		v6Bits:      orInt(cfg.IPv6PrefixLen, DefaultIPv6PrefixLen),
 		log:         cfg.Logger,
 		now:         cfg.Now,
 	}
@@ -137,8 +184,12 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, fmt.Errorf("picture: Config.Tolerance must be between %d and %d", MinTolerance, MaxTolerance)
 	case a.maxFailures < 1:
 		return nil, errors.New("picture: Config.MaxFailures must not be negative")
-	case cfg.LockBase < 0 || cfg.LockMax < 0:
-		return nil, errors.New("picture: Config.LockBase and LockMax must not be negative")
+	case cfg.LockBase < 0 || cfg.LockMax < 0 || cfg.UserLockBase < 0 || cfg.UserLockMax < 0:
+		return nil, errors.New("picture: Config.LockBase, LockMax, UserLockBase and UserLockMax must not be negative")
+	case a.userNets < 1:
+		return nil, errors.New("picture: Config.UserLockNetworks must not be negative")
+	case a.v4Bits < 1 || a.v4Bits > 32 || a.v6Bits < 1 || a.v6Bits > 128:
+		return nil, errors.New("picture: Config.IPv4PrefixLen must be between 1 and 32, IPv6PrefixLen between 1 and 128")
 	case cfg.MaxConcurrentHashes < 0:
 		return nil, errors.New("picture: Config.MaxConcurrentHashes must not be negative")
 	}
@@ -161,19 +212,23 @@ func New(cfg Config) (*Authenticator, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if a.lockBase == 0 {
-		a.lockBase = DefaultLockBase
-	}
-	if a.lockMax == 0 {
-		a.lockMax = DefaultLockMax
-	}
 	if a.lockMax < a.lockBase {
 		return nil, errors.New("picture: Config.LockMax must not be shorter than LockBase")
+	}
+	if a.userMax < a.userBase {
+		return nil, errors.New("picture: Config.UserLockMax must not be shorter than UserLockBase")
 	}
 	return a, nil
 }
 
 func orInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func or(v, def time.Duration) time.Duration {
 	if v == 0 {
 		return def
 	}
@@ -244,29 +299,85 @@ func (a *Authenticator) enroll(ctx context.Context, tenant, userID, image string
 	return a.creds.Put(ctx, c)
 }
 
-// Unlock clears the failure count of a user, so the user may try again: the administrator's
-// unlock. store.ErrNotFound if the user has not enrolled. With a store.Change in ctx
-// (store.WithChange, Actor "admin"), a store that keeps an event log records
-// secondfactor.unlocked in the same write when the count was above zero.
+// Unlock forgets the failures of a user from every network, so the user may try again from
+// anywhere: the administrator's unlock, which ends every lock. store.ErrNotFound if the user has
+// not enrolled. With a store.Change in ctx (store.WithChange, Actor "admin"), a store that keeps
+// an event log records secondfactor.unlocked in the same write when there were failures.
 func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error {
 	return a.creds.ResetFailures(ctx, tenant, userID)
 }
 
-// Locked reports whether the factor is locked for a user now. store.ErrNotFound if the user has
-// not enrolled.
-func (a *Authenticator) Locked(ctx context.Context, tenant, userID string) (bool, error) {
-	until, err := a.LockedUntil(ctx, tenant, userID)
-	return !until.IsZero(), err
+// Lock is a lock of a user's factor in force.
+type Lock struct {
+	// Network is the source network the lock shuts out, such as "192.0.2.0/24"; "" for the
+	// user-wide lock, which shuts out every network.
+	Network string
+	// Failures counts the failures in a row from Network, or for the user-wide lock from every
+	// network since the user's last success; Networks is, for the user-wide lock, how many
+	// networks they came from.
+	Failures int
+	Networks int
+	// Until is when the lock ends.
+	Until time.Time
 }
 
-// LockedUntil returns when the lock of a user's factor ends, or the zero time when the factor
-// is not locked now. store.ErrNotFound if the user has not enrolled.
-func (a *Authenticator) LockedUntil(ctx context.Context, tenant, userID string) (time.Time, error) {
+// Locks returns the locks of a user's factor in force now: the user-wide one first, if any,
+// then one per locked network, ordered by network. store.ErrNotFound if the user has not
+// enrolled.
+func (a *Authenticator) Locks(ctx context.Context, tenant, userID string) ([]Lock, error) {
 	c, err := a.creds.Get(ctx, tenant, userID)
 	if err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
-	return a.lockedUntil(c.Failures, c.LastFailure, a.now()), nil
+	now := a.now()
+	var out []Lock
+	if until := a.userLockedUntil(c, now); !until.IsZero() {
+		out = append(out, Lock{Failures: c.Failures, Networks: c.Networks, Until: until})
+	}
+	nets, err := a.creds.ListNetworkFailures(ctx, tenant, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nets {
+		if until := a.netLockedUntil(n, now); !until.IsZero() {
+			out = append(out, Lock{Network: n.Network, Failures: n.Failures, Until: until})
+		}
+	}
+	return out, nil
+}
+
+// Locked reports whether a lock of a user's factor is in force now, for any network.
+// store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) Locked(ctx context.Context, tenant, userID string) (bool, error) {
+	locks, err := a.Locks(ctx, tenant, userID)
+	return len(locks) > 0, err
+}
+
+// LockedUntil returns when the last of the locks of a user's factor in force now ends (see
+// Locks), or the zero time when none is. store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) LockedUntil(ctx context.Context, tenant, userID string) (time.Time, error) {
+	locks, err := a.Locks(ctx, tenant, userID)
+	var until time.Time
+	for _, l := range locks {
+		if l.Until.After(until) {
+			until = l.Until
+		}
+	}
+	return until, err
+}
+
+// network is the source network of addr, as failures are counted: its /IPv4PrefixLen or
+// /IPv6PrefixLen, or "unknown" when there is no address.
+func (a *Authenticator) network(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return "unknown"
+	}
+	addr = addr.Unmap().WithZone("")
+	bits := a.v4Bits
+	if addr.Is6() {
+		bits = a.v6Bits
+	}
+	return netip.PrefixFrom(addr, bits).Masked().String()
 }
 
 // HasFactor implements oidc2fa.FactorChecker: whether the user has a picture password.
@@ -281,21 +392,35 @@ func (a *Authenticator) HasFactor(ctx context.Context, tenant, subject string) (
 	return true, nil
 }
 
-// lockedUntil is when the lock of a credential with failures in a row, the last at last, ends,
-// as of now; the zero time when it is not locked now. The MaxFailures-th failure locks for
-// LockBase, each further one for twice as long as the one before, up to LockMax. A credential
-// locked before its failures had times (last is zero) stays locked until its next attempt
-// starts the clock.
-func (a *Authenticator) lockedUntil(failures int, last, now time.Time) time.Time {
-	if failures < a.maxFailures {
+// netLockedUntil is when the lock of network n ends, as of now; the zero time when it is not
+// locked now. The MaxFailures-th failure in a row locks for LockBase, each further one for twice
+// as long as the one before, up to LockMax, counted from the latest failure.
+func (a *Authenticator) netLockedUntil(n store.NetworkFailures, now time.Time) time.Time {
+	return backOff(n.Failures-a.maxFailures, n.LastFailure, now, a.lockBase, a.lockMax)
+}
+
+// userLockedUntil is when the user-wide lock of c ends, as of now; the zero time when it is not
+// locked now. Failures from UserLockNetworks networks lock for UserLockBase, each further
+// network for twice as long as the one before, up to UserLockMax, counted from the user's
+// latest failure.
+func (a *Authenticator) userLockedUntil(c *store.PictureCredential, now time.Time) time.Time {
+	return backOff(c.Networks-a.userNets, c.LastFailure, now, a.userBase, a.userMax)
+}
+
+// backOff is when a lock that began at the n-th step beyond its threshold (n < 0: not reached),
+// the latest at last, ends as of now: base, doubled n times, up to max; the zero time when it is
+// not in force now. A lock without a time (last is zero: counted before times were kept) holds
+// until its next step starts the clock.
+func backOff(n int, last, now time.Time, base, max time.Duration) time.Time {
+	if n < 0 {
 		return time.Time{}
 	}
 	if last.IsZero() {
-		return now.Add(a.lockMax)
+		return now.Add(max)
 	}
-	d := a.lockMax
-	if n := failures - a.maxFailures; n < 62 && a.lockBase<<n > 0 && a.lockBase<<n < a.lockMax {
-		d = a.lockBase << n
+	d := max
+	if n < 62 && base<<n > 0 && base<<n < max {
+		d = base << n
 	}
 	if end := last.Add(d); now.Before(end) {
 		return end

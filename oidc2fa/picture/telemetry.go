@@ -22,8 +22,9 @@ const (
 	// nobody), "inactive_user" and "not_enrolled". The person sees the same answer for every
 	// failure; no metric names a user.
 	MetricAttempts = "visid.secondfactor.attempts"
-	// MetricLockouts counts checked attempts that failed and locked the factor (the
-	// MaxFailures-th failure in a row, or the first failure after a lock ended).
+	// MetricLockouts counts checked attempts that failed and locked the factor, for their
+	// network (the MaxFailures-th failure in a row from it, or the first failure after its lock
+	// ended) or for every network (the user-wide lock).
 	MetricLockouts = "visid.secondfactor.lockouts"
 	// MetricHashesInFlight is how many argon2id computations are running now.
 	MetricHashesInFlight = "visid.picture.hashes_in_flight"

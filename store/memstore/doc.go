@@ -11,7 +11,9 @@
 // "or" of such, in a value filter such as members[value eq "…"], or in Entra's
 // emails[type eq "work"].value eq "…") is answered from an index and the rest of the filter is
 // matched on the few candidates; any other filter scans the tenant with filter.Match. Records are kept in creation order with a Fenwick tree over the live ones, so a
-// page deep into a large tenant costs about what the first page costs.
+// page deep into a large tenant costs about what the first page costs; each record also has a
+// creation stamp that compaction keeps, from which a keyset position (store.Query.After) in
+// creation order is found by binary search. A sort or a filter orders the matches in memory.
 //
 // Clients live with their tenant, under its lock, in creation order. Authorization codes and
 // interactions are kept by hash and by id in two tables of their own, each behind its own lock;

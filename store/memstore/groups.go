@@ -274,16 +274,16 @@ func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store
 	var page store.Page[store.Group]
 	err := gs.s.read(ctx, tenant, func(t *tenantData) error {
 		var view groupView
-		match := func(r *groupRec) bool {
+		show := func(r *groupRec) filter.Resource {
 			view.r = r
-			return filter.Match(q.Filter, &view)
+			return &view
 		}
 		var err error
 		fill := (*groupRec).fill
 		if q.WithoutMembers {
 			fill = (*groupRec).fillAttrs
 		}
-		page, err = list(ctx, &t.groups, q, t.groupIndex, match, fill)
+		page, err = list(ctx, &t.groups, q, t.groupIndex, show, fill)
 		return err
 	})
 	return page, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -58,7 +59,8 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
 		}
 		rec.picture = copyPicture(&c)
-		rec.picture.Failures, rec.picture.LastFailure = 0, time.Time{}
+		rec.picture.Failures, rec.picture.Networks, rec.picture.LastFailure = 0, 0, time.Time{}
+		rec.nets = nil
 		return nil
 	})
 }
@@ -86,24 +88,96 @@ func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 		if _, err := t.picture(userID); err != nil {
 			return err
 		}
-		t.userByID[userID].picture = nil
+		rec := t.userByID[userID]
+		rec.picture, rec.nets = nil, nil
 		return nil
 	})
 }
 
+// netFailures is the failure count of one user from one network.
+type netFailures struct {
+	failures int
+	last     time.Time
+	epoch    int // the user's epoch at the latest failure
+}
+
 // AddFailure implements store.PictureCredentials.
-func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error) {
-	n := 0
+func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (store.FailureCounts, error) {
+	var n store.FailureCounts
 	err := ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
-		if err == nil {
-			p.Failures++
-			p.LastFailure = at
-			n = p.Failures
+		if err != nil {
+			return err
 		}
-		return err
+		if network == "" {
+			return fmt.Errorf("picture failure without network: %w", store.ErrInvalid)
+		}
+		rec := t.userByID[userID]
+		f := rec.nets[network]
+		if f == nil {
+			f = &netFailures{epoch: rec.epoch - 1}
+			if rec.nets == nil {
+				rec.nets = map[string]*netFailures{}
+			}
+			rec.nets[network] = f
+		}
+		if f.epoch != rec.epoch {
+			p.Networks++
+		}
+		f.failures++
+		f.last, f.epoch = at, rec.epoch
+		p.Failures++
+		p.LastFailure = at
+		n = store.FailureCounts{Network: f.failures, User: p.Failures, Networks: p.Networks}
+		return nil
 	})
 	return n, err
+}
+
+// NetworkFailures implements store.PictureCredentials.
+func (ps *Pictures) NetworkFailures(ctx context.Context, tenant, userID, network string) (store.NetworkFailures, error) {
+	out := store.NetworkFailures{Network: network}
+	err := ps.s.read(ctx, tenant, func(t *tenantData) error {
+		if _, err := t.picture(userID); err != nil {
+			return err
+		}
+		if f := t.userByID[userID].nets[network]; f != nil {
+			out.Failures, out.LastFailure = f.failures, f.last
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListNetworkFailures implements store.PictureCredentials.
+func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID string) ([]store.NetworkFailures, error) {
+	var out []store.NetworkFailures
+	err := ps.s.read(ctx, tenant, func(t *tenantData) error {
+		if _, err := t.picture(userID); err != nil {
+			return err
+		}
+		for network, f := range t.userByID[userID].nets {
+			out = append(out, store.NetworkFailures{Network: network, Failures: f.failures, LastFailure: f.last})
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b store.NetworkFailures) int { return strings.Compare(a.Network, b.Network) })
+	return out, err
+}
+
+// Succeeded implements store.PictureCredentials.
+func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string) error {
+	return ps.s.write(ctx, tenant, func(t *tenantData) error {
+		p, err := t.picture(userID)
+		if err != nil {
+			return err
+		}
+		rec := t.userByID[userID]
+		delete(rec.nets, network)
+		rec.epoch++
+		p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
+		return nil
+	})
 }
 
 // ResetFailures implements store.PictureCredentials.
@@ -112,8 +186,15 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
 		if err == nil {
-			changes.Unlocked(ev, userID, p.Failures)
-			p.Failures, p.LastFailure = 0, time.Time{}
+			rec := t.userByID[userID]
+			sum := 0
+			for _, f := range rec.nets {
+				sum += f.failures
+			}
+			changes.Unlocked(ev, userID, max(p.Failures, sum))
+			rec.nets = nil
+			rec.epoch++
+			p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
 			commit(ev, t)
 		}
 		return err

@@ -11,11 +11,15 @@ type record interface {
 // seq keeps records in creation order. Removal leaves a hole, so positions stay stable and
 // paging never sorts; a Fenwick tree over the live slots finds the k-th live record in
 // O(log n), so a page deep into a large tenant costs no more than the first one. When holes
-// outnumber live records the slice is compacted.
+// outnumber live records the slice is compacted, which moves positions; a record's stamp, its
+// creation sequence number, never moves, so keyset paging (store.Position.Seq) survives
+// compaction.
 type seq[T record] struct {
-	slots []T
-	tree  []int32 // Fenwick tree: tree[i] counts the live slots in (i-lowbit(i), i], 1-based
-	live  int
+	slots  []T
+	stamps []int64 // stamps[pos] is the creation sequence number of the record of slot pos
+	next   int64   // the stamp of the next record pushed
+	tree   []int32 // Fenwick tree: tree[i] counts the live slots in (i-lowbit(i), i], 1-based
+	live   int
 }
 
 func lowbit(i int) int { return i & -i }
@@ -24,6 +28,8 @@ func lowbit(i int) int { return i & -i }
 func (s *seq[T]) push(x T) {
 	pos := len(s.slots)
 	s.slots = append(s.slots, x)
+	s.next++
+	s.stamps = append(s.stamps, s.next)
 	x.setPos(pos)
 	if len(s.tree) == 0 {
 		s.tree = append(s.tree, 0)
@@ -69,14 +75,17 @@ func (s *seq[T]) nth(k int) int {
 func (s *seq[T]) compact() {
 	var zero T
 	live := s.slots[:0]
-	for _, x := range s.slots {
+	stamps := s.stamps[:0]
+	for i, x := range s.slots {
 		if x != zero {
 			x.setPos(len(live))
 			live = append(live, x)
+			stamps = append(stamps, s.stamps[i])
 		}
 	}
 	clear(s.slots[len(live):])
 	s.slots = live
+	s.stamps = stamps
 	s.tree = s.tree[:len(live)+1]
 	for i := 1; i < len(s.tree); i++ {
 		s.tree[i] = 1
@@ -86,4 +95,22 @@ func (s *seq[T]) compact() {
 			s.tree[j] += s.tree[i]
 		}
 	}
+}
+
+// stamp returns the creation sequence number of the record at position pos.
+func (s *seq[T]) stamp(pos int) int64 { return s.stamps[pos] }
+
+// from returns the first position whose stamp is at least stamp (len(s.slots) if none);
+// stamps grow with positions.
+func (s *seq[T]) from(stamp int64) int {
+	lo, hi := 0, len(s.stamps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.stamps[m] < stamp {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }

@@ -21,6 +21,10 @@ type userRec struct {
 	// ext holds the values of host-defined extensions, which the row does not; never changed
 	// once set (an update sets a new copy).
 	ext store.Extensions
+	// nets are the failure counts of picture per source network; epoch is bumped by each
+	// reset of picture's count, and a network whose epoch is older has not failed since.
+	nets  map[string]*netFailures
+	epoch int
 }
 
 func (r *userRec) id() string       { return r.row.str(idxID) }
@@ -177,12 +181,12 @@ func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.
 	var page store.Page[store.User]
 	err := us.s.read(ctx, tenant, func(t *tenantData) error {
 		view := userView{fields: us.s.fields}
-		match := func(r *userRec) bool {
+		show := func(r *userRec) filter.Resource {
 			view.r = r
-			return filter.Match(q.Filter, &view)
+			return &view
 		}
 		var err error
-		page, err = list(ctx, &t.users, q, t.userIndex, match, (*userRec).fill)
+		page, err = list(ctx, &t.users, q, t.userIndex, show, (*userRec).fill)
 		return err
 	})
 	return page, err

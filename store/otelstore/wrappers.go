@@ -399,11 +399,32 @@ func (s pictureCredentials) Delete(ctx context.Context, tenant string, userID st
 	return err
 }
 
-func (s pictureCredentials) AddFailure(ctx context.Context, tenant string, userID string, at time.Time) (int, error) {
+func (s pictureCredentials) AddFailure(ctx context.Context, tenant string, userID string, network string, at time.Time) (store.FailureCounts, error) {
 	ctx, end := s.o.start(ctx, "pictures.add_failure")
-	v, err := s.next.AddFailure(ctx, tenant, userID, at)
+	v, err := s.next.AddFailure(ctx, tenant, userID, network, at)
 	end(err)
 	return v, err
+}
+
+func (s pictureCredentials) NetworkFailures(ctx context.Context, tenant string, userID string, network string) (store.NetworkFailures, error) {
+	ctx, end := s.o.start(ctx, "pictures.network_failures")
+	v, err := s.next.NetworkFailures(ctx, tenant, userID, network)
+	end(err)
+	return v, err
+}
+
+func (s pictureCredentials) ListNetworkFailures(ctx context.Context, tenant string, userID string) ([]store.NetworkFailures, error) {
+	ctx, end := s.o.start(ctx, "pictures.list_network_failures")
+	v, err := s.next.ListNetworkFailures(ctx, tenant, userID)
+	end(err)
+	return v, err
+}
+
+func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, network string) error {
+	ctx, end := s.o.start(ctx, "pictures.succeeded")
+	err := s.next.Succeeded(ctx, tenant, userID, network)
+	end(err)
+	return err
 }
 
 func (s pictureCredentials) ResetFailures(ctx context.Context, tenant string, userID string) error {

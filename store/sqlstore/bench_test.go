@@ -187,7 +187,12 @@ func openBench(b testing.TB, d dialect, dsn, where string, create bool) *Store {
 	q := u.Query()
 	q.Set("search_path", where)
 	u.RawQuery = q.Encode()
-	s, err := Open(ctx, u.String())
+	var cfg Config
+	if create {
+		// Building a million users takes longer than DefaultStatementTimeout on a busy machine.
+		cfg.StatementTimeout = -1
+	}
+	s, err := cfg.Open(ctx, u.String())
 	if err != nil {
 		b.Fatal(err)
 	}

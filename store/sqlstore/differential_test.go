@@ -586,8 +586,9 @@ func utf16Pair(r rune) (rune, rune) {
 }
 
 // TestDifferentialStore checks the Store end to end: the same users and groups created in
-// memstore and in the Store, and Users.List and Groups.List with random filters (and pages)
-// give the same ids in the same order and the same totals.
+// memstore and in the Store, and Users.List and Groups.List with random filters, pages and
+// sorts (by every sortable attribute, both directions), and walks by each store's own keyset
+// positions, give the same ids in the same order and the same totals.
 func TestDifferentialStore(t *testing.T) {
 	t.Parallel()
 	seeds := diffSeeds(t)
@@ -619,50 +620,101 @@ func TestDifferentialStore(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			page := func() store.Query {
+			// page is a random page: by StartIndex or all, in creation order or sorted by a
+			// random sortable attribute of rt.
+			page := func(rt *schema.ResourceType) store.Query {
+				var q store.Query
 				switch g.rnd.IntN(4) {
 				case 0:
-					return store.Query{StartIndex: g.rnd.IntN(5), Count: g.rnd.IntN(5)}
+					q = store.Query{StartIndex: g.rnd.IntN(5), Count: g.rnd.IntN(5)}
 				case 1:
-					return store.Query{StartIndex: 2, Count: -1}
+					q = store.Query{StartIndex: 2, Count: -1}
+				default:
+					q = store.Query{Count: -1}
 				}
-				return store.Query{Count: -1}
+				if g.coin(0.5) {
+					var sortable [][2]*schema.Attribute
+					for _, as := range diffAttributes(rt) {
+						if store.Sortable(as[0], as[1]) {
+							sortable = append(sortable, as)
+						}
+					}
+					as := diffPick(g, sortable)
+					q.Sort = store.Sort{Attr: as[0], Sub: as[1], Descending: g.coin(0.5)}
+				}
+				return q
 			}
 			var fails int
-			check := func(f string, wantIDs, gotIDs []string, wantTotal, gotTotal int) {
+			check := func(f string, q store.Query, wantIDs, gotIDs []string, wantTotal, gotTotal int) {
 				total++
 				if slices.Equal(wantIDs, gotIDs) && wantTotal == gotTotal {
 					return
 				}
 				fails++
-				t.Errorf("seed %d: filter %s\nmemstore: %d %q\nStore:    %d %q", seed, f, wantTotal, wantIDs, gotTotal, gotIDs)
+				t.Errorf("seed %d: filter %s, sort %q descending %v, StartIndex %d, Count %d, after %v, before %v\nmemstore: %d %q\nStore:    %d %q",
+					seed, f, q.Sort.Path(), q.Sort.Descending, q.StartIndex, q.Count, q.After != nil, q.Before != nil, wantTotal, wantIDs, gotTotal, gotIDs)
 				if fails >= 10 {
 					t.Fatalf("seed %d: too many differences", seed)
 				}
+			}
+			// walk follows each backend's own Next (then Prev) from a first page of a few, each
+			// backend's positions being its own, and compares the pages.
+			walk := func(f string, q store.Query, list func(b store.Backend, q store.Query) ([]string, int, *store.Position, *store.Position)) {
+				q.StartIndex, q.Count = 1, 1+g.rnd.IntN(4)
+				mq, sq := q, q
+				for range 3 {
+					want, wantTotal, mNext, mPrev := list(mem, mq)
+					got, gotTotal, sNext, sPrev := list(sql, sq)
+					check(f, sq, want, got, wantTotal, gotTotal)
+					if (mNext == nil) != (sNext == nil) || (mPrev == nil) != (sPrev == nil) {
+						check(f+" (Next and Prev)", sq, []string{fmt.Sprint(mNext != nil, mPrev != nil)}, []string{fmt.Sprint(sNext != nil, sPrev != nil)}, 0, 0)
+						return
+					}
+					switch {
+					case mNext != nil && g.coin(0.8):
+						mq.After, mq.Before, sq.After, sq.Before = mNext, nil, sNext, nil
+					case mPrev != nil:
+						mq.After, mq.Before, sq.After, sq.Before = nil, mPrev, nil, sPrev
+					default:
+						return
+					}
+				}
+			}
+			listUsers := func(b store.Backend, q store.Query) ([]string, int, *store.Position, *store.Position) {
+				p, err := b.Users.List(ctx, tenant, q)
+				require.NoError(t, err)
+				return diffUserIDs(p.Resources), p.TotalResults, p.Next, p.Prev
+			}
+			listGroups := func(b store.Backend, q store.Query) ([]string, int, *store.Position, *store.Position) {
+				p, err := b.Groups.List(ctx, tenant, q)
+				require.NoError(t, err)
+				return diffGroupIDs(p.Resources), p.TotalResults, p.Next, p.Prev
 			}
 			for range nu {
 				f := g.filter(schema.User())
 				e, err := filter.Parse(f, schema.User())
 				require.NoError(t, err, f)
-				q := page()
+				q := page(schema.User())
 				q.Filter = e
-				want, err := mem.Users.List(ctx, tenant, q)
-				require.NoError(t, err)
-				got, err := sql.Users.List(ctx, tenant, q)
-				require.NoError(t, err, f)
-				check(f, diffUserIDs(want.Resources), diffUserIDs(got.Resources), want.TotalResults, got.TotalResults)
+				want, wantTotal, _, _ := listUsers(mem, q)
+				got, gotTotal, _, _ := listUsers(sql, q)
+				check(f, q, want, got, wantTotal, gotTotal)
+				if g.coin(0.3) {
+					walk(f, q, listUsers)
+				}
 			}
 			for range ng {
 				f := g.filter(schema.Group())
 				e, err := filter.Parse(f, schema.Group())
 				require.NoError(t, err, f)
-				q := page()
+				q := page(schema.Group())
 				q.Filter = e
-				want, err := mem.Groups.List(ctx, tenant, q)
-				require.NoError(t, err)
-				got, err := sql.Groups.List(ctx, tenant, q)
-				require.NoError(t, err, f)
-				check(f, diffGroupIDs(want.Resources), diffGroupIDs(got.Resources), want.TotalResults, got.TotalResults)
+				want, wantTotal, _, _ := listGroups(mem, q)
+				got, gotTotal, _, _ := listGroups(sql, q)
+				check(f, q, want, got, wantTotal, gotTotal)
+				if g.coin(0.3) {
+					walk(f, q, listGroups)
+				}
 			}
 		}
 		t.Logf("%d filters over %d seeds", total, len(seeds))

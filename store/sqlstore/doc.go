@@ -26,7 +26,11 @@
 // user or a group writes the rows that changed, its own and those of the resources whose derived
 // values it changes, in the same transaction. A group's members rows take the member's position
 // as their idx, so that deleting or renaming a user touches its own element of each of its
-// groups, not the whole list. A filter becomes SQL over attrs (filtersql.go), paged by seq.
+// groups, not the whole list. A filter becomes SQL over attrs (filtersql.go). A list is ordered
+// by seq, or by a sort key and seq: userName's and displayName's folded columns, read in order
+// from (tenant, column, seq) indexes, or any other sortable attribute's value read from attrs per
+// row (list.go). A keyset position (store.Query.After, Before) is a condition on (key, seq) that
+// bounds the index range, so the page after a million rows reads as few rows as the first.
 // Clients, API keys, codes, interactions, picture credentials and signing keys have a table
 // each. Instants are stored as Unix nanoseconds and read back in UTC.
 //

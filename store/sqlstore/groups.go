@@ -224,14 +224,14 @@ func (gs *Groups) List(ctx context.Context, tenant string, q store.Query) (store
 	page := store.Page[store.Group]{Resources: []store.Group{}}
 	err := gs.s.read(ctx, func(tx *txn) error {
 		var ids, docs []string
-		total, err := tx.list(ctx, "groups", kindGroup, tenant, q, func(id, doc string) {
+		l, err := tx.list(ctx, "groups", kindGroup, tenant, q, func(id, doc string) {
 			ids = append(ids, id)
 			docs = append(docs, doc)
 		})
 		if err != nil {
 			return err
 		}
-		page.TotalResults = total
+		l.into(&page.TotalResults, &page.Next, &page.Prev)
 		var ms map[string][]store.Member
 		if !q.WithoutMembers {
 			if ms, err = tx.members(ctx, tenant, ids); err != nil {

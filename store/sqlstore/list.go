@@ -2,21 +2,54 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
 )
 
-// list runs q over the tenant's rows of table (users or groups, aliased r), in creation order:
+// listed is what list reports besides the rows: the total and the page's keyset positions
+// (store.Page's TotalResults, Next and Prev).
+type listed struct {
+	total      int
+	next, prev *store.Position
+}
+
+// into sets a page's TotalResults, Next and Prev.
+func (l listed) into(total *int, next, prev **store.Position) {
+	*total, *next, *prev = l.total, l.next, l.prev
+}
+
+// list runs q over the tenant's rows of table (users or groups, aliased r), in q.Sort's order:
 // it counts the matches, then reads the page's id and doc and hands each to each. The filter
 // runs in the database (whereFilter, over the attrs table). On SQLite, whose planner does not
 // turn whereFilter's correlated EXISTS (equalities, value paths of equalities) into a join, the
 // candidates the filter's equalities allow are named too, so that the query starts from an
 // index of attrs instead of scanning the tenant.
-func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant string, q store.Query, each func(id, doc string)) (int, error) {
+//
+// The order is pushed down too (sortKey): creation order is r.seq, which the index (tenant,
+// seq) serves; userName and a group's displayName are columns of their own with indexes
+// (tenant, column, seq); any other sortable attribute is a subquery of attrs per row. A keyset
+// position (q.After, q.Before) is a condition on (key, seq), never an OFFSET, so with an index
+// the page after a million rows is read like the first.
+func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant string, q store.Query, each func(id, doc string)) (listed, error) {
+	if err := store.CheckSort(q.Sort); err != nil {
+		return listed{}, err
+	}
+	if q.After != nil {
+		q.Before = nil
+	}
+	for _, p := range []*store.Position{q.After, q.Before} {
+		if err := store.CheckPosition(q.Sort, p); err != nil {
+			return listed{}, err
+		}
+	}
 	if err := t.tenantExists(ctx, tenant); err != nil {
-		return 0, err
+		return listed{}, err
 	}
 	from := table + ` r`
 	where := `r.tenant = ?`
@@ -24,7 +57,7 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 	if q.Filter != nil {
 		w, wargs, err := whereFilter(t.d, kind, tenant, q.Filter)
 		if err != nil {
-			return 0, err
+			return listed{}, err
 		}
 		if t.d == postgresDialect {
 			// No JIT compilation: a List reads at most a tenant's rows, which JIT makes slower
@@ -45,7 +78,7 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 					WHERE c.oid = 'attrs'::regclass AND s.attname = 'rid') THEN 'on' ELSE 'off' END`
 			}
 			if _, err := t.exec(ctx, `SELECT set_config('jit', 'off', true), set_config('enable_nestloop', `+nestLoop+`, true)`); err != nil {
-				return 0, err
+				return listed{}, err
 			}
 		}
 		if t.d == sqliteDialect {
@@ -62,39 +95,317 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 	} else {
 		args = append(args, tenant)
 	}
-	var total int
-	if err := t.queryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&total); err != nil {
-		return 0, err
+	var l listed
+	if err := t.queryRow(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&l.total); err != nil {
+		return listed{}, err
 	}
 	skip := max(q.StartIndex, 1) - 1
-	if q.Count == 0 || skip >= total {
-		return total, nil
+	if q.Count == 0 || (q.After == nil && q.Before == nil && skip >= l.total) {
+		return l, nil
 	}
-	query := `SELECT r.id, r.doc FROM ` + from + ` WHERE ` + where + ` ORDER BY r.seq`
+
+	k := t.sortKey(kind, q.Sort)
+	// The page's query: rows with id, doc, seq and (when sorting) the key, as the SQL names
+	// seqCol and keyCol, filtered, then the keyset condition and the order.
+	query := `SELECT r.id, r.doc, r.seq`
+	seqCol, keyCol := `r.seq`, k.expr
+	var qargs []any
+	if k.expr != "" {
+		query += `, ` + k.expr
+		qargs = append(qargs, k.args...)
+	}
+	pageFrom := from
+	if t.d == sqliteDialect && k.expr == "" && from == table+` r` {
+		// Without statistics SQLite reads a position in creation order from the rowid, over
+		// every tenant's rows; (tenant, seq) reads the tenant's only.
+		pageFrom += ` INDEXED BY ` + table + `_order`
+	}
+	query += ` FROM ` + pageFrom + ` WHERE ` + where
+	qargs = append(qargs, args...)
+	cond := ` AND `
+	if len(k.args) > 0 {
+		// A key with arguments is computed once per row, in a derived table.
+		query = `SELECT x.id, x.doc, x.seq, x.sk FROM (` + strings.Replace(query, `, `+k.expr, `, `+k.expr+` AS sk`, 1) + `) x`
+		seqCol, keyCol = `x.seq`, `x.sk`
+		cond = ` WHERE `
+	}
+	reverse := q.Before != nil
+	at := q.After
+	if reverse {
+		at = q.Before
+	}
+	if at != nil {
+		c, cargs := k.keyset(t.d, keyCol, seqCol, *at, q.Sort.Descending, reverse)
+		query += cond + c
+		qargs = append(qargs, cargs...)
+	}
+	query += ` ORDER BY ` + k.order(t.d, keyCol, seqCol, q.Sort.Descending, reverse)
+	limit := q.Count
+	if at != nil && q.Count > 0 {
+		limit++ // one more tells whether more follow
+	}
 	switch {
-	case q.Count > 0:
+	case limit > 0 && at == nil:
 		query += ` LIMIT ? OFFSET ?`
-		args = append(args, q.Count, skip)
+		qargs = append(qargs, limit, skip)
+	case limit > 0:
+		query += ` LIMIT ?`
+		qargs = append(qargs, limit)
+	case at != nil:
 	case t.d == sqliteDialect:
 		query += ` LIMIT -1 OFFSET ?`
-		args = append(args, skip)
+		qargs = append(qargs, skip)
 	default:
 		query += ` OFFSET ?`
-		args = append(args, skip)
+		qargs = append(qargs, skip)
 	}
-	rows, err := t.query(ctx, query, args...)
+	rows, err := t.query(ctx, query, qargs...)
 	if err != nil {
-		return 0, err
+		return listed{}, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id, doc string
-		if err := rows.Scan(&id, &doc); err != nil {
-			return 0, err
-		}
-		each(id, doc)
+	type row struct {
+		id, doc string
+		at      store.Position
 	}
-	return total, rows.Err()
+	var page []row
+	for rows.Next() {
+		var r row
+		dst := []any{&r.id, &r.doc, &r.at.Seq}
+		var key keyValue
+		if k.expr != "" {
+			dst = append(dst, key.dest(k.kind))
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return listed{}, err
+		}
+		r.at.Value = key.value(k.kind)
+		page = append(page, r)
+	}
+	if err := rows.Err(); err != nil {
+		return listed{}, err
+	}
+	more := at != nil && q.Count > 0 && len(page) > q.Count
+	if more {
+		page = page[:q.Count]
+	}
+	if reverse {
+		slices.Reverse(page)
+	}
+	for _, r := range page {
+		each(r.id, r.doc)
+	}
+	if len(page) == 0 {
+		return l, nil
+	}
+	first, last := page[0].at, page[len(page)-1].at
+	switch {
+	case q.Before != nil:
+		if q.Count > 0 {
+			l.next = &last
+		}
+		if more {
+			l.prev = &first
+		}
+	case q.After != nil:
+		l.prev = &first
+		if more {
+			l.next = &last
+		}
+	default:
+		if skip > 0 {
+			l.prev = &first
+		}
+		if q.Count > 0 && skip+len(page) < l.total {
+			l.next = &last
+		}
+	}
+	return l, nil
+}
+
+// sortKey is how the rows of a list are ordered: expr is the SQL of the key (over the row r,
+// with args; "" in creation order), kind the filter.Kind of its values, and nullable tells
+// whether a row may have no value.
+type sortKey struct {
+	expr     string
+	args     []any
+	kind     filter.Kind
+	nullable bool
+}
+
+// sortKey returns the key of s for resources of kind: a column of the resource's row when there
+// is one (userName's and displayName's folded forms), otherwise the value store.SortValue
+// gives, read from attrs: the row of a single-valued attribute, or of a multi-valued one the
+// value of the first element that is primary, else of the first element with a value.
+func (t *txn) sortKey(kind resourceKind, s store.Sort) sortKey {
+	if s.IsZero() {
+		return sortKey{}
+	}
+	def := s.Attr
+	if s.Sub != nil {
+		def = s.Sub
+	}
+	k := sortKey{nullable: true}
+	col := ""
+	switch def.Type {
+	case schema.Boolean:
+		k.kind, col = filter.KindBool, "b"
+	case schema.Integer, schema.Decimal:
+		k.kind, col = filter.KindNumber, "n"
+	case schema.DateTime:
+		k.kind, col = filter.KindTime, "t"
+	default:
+		k.kind, col = filter.KindString, "sf"
+		if def.CaseExact {
+			col = "s"
+		}
+	}
+	switch path := s.Path(); {
+	case kind == kindUser && path == "userName" && !def.CaseExact:
+		return sortKey{expr: "r.user_name_fold", kind: filter.KindString}
+	case kind == kindGroup && path == "displayName" && !def.CaseExact:
+		return sortKey{expr: "r.display_name_fold", kind: filter.KindString}
+	}
+	sub := ""
+	if s.Sub != nil {
+		sub = s.Sub.Name
+	}
+	k.expr = `(SELECT k.` + col + ` FROM attrs k WHERE k.tenant = r.tenant AND k.kind = ? AND k.rid = r.id AND k.attr = ? AND k.sub = ?`
+	k.args = []any{string(kind), s.Attr.Path(), sub}
+	if !s.Attr.MultiValued {
+		k.expr += ` AND k.idx = 0)`
+		return k
+	}
+	k.expr += ` AND k.` + col + ` IS NOT NULL ORDER BY `
+	if p := s.Attr.Sub("primary"); p != nil && p != s.Sub {
+		isTrue := "p.b"
+		if t.d == sqliteDialect {
+			isTrue = "p.b = 1"
+		}
+		k.expr += `CASE WHEN EXISTS (SELECT 1 FROM attrs p WHERE p.tenant = k.tenant AND p.kind = k.kind AND p.rid = k.rid AND p.attr = k.attr AND p.sub = 'primary' AND p.idx = k.idx AND ` + isTrue + `) THEN 0 ELSE 1 END, `
+	}
+	k.expr += `k.idx LIMIT 1)`
+	return k
+}
+
+// collate is the clause that makes key (an expression of kind) compare as store.Sort says:
+// strings by bytes.
+func (k sortKey) collate(d dialect, key string) string {
+	if k.kind != filter.KindString {
+		return key
+	}
+	if d == postgresDialect {
+		return key + ` COLLATE "C"`
+	}
+	return key + ` COLLATE BINARY`
+}
+
+// order is the ORDER BY list of a read in the order (desc: descending), or backwards when
+// reverse is set: rows with a key before those without, each by key and seq.
+func (k sortKey) order(d dialect, key, seq string, desc, reverse bool) string {
+	dir := ` ASC`
+	if desc != reverse {
+		dir = ` DESC`
+	}
+	if k.expr == "" {
+		return seq + dir
+	}
+	out := ""
+	if k.nullable {
+		nulls := ` ASC`
+		if reverse {
+			nulls = ` DESC`
+		}
+		out = `(` + key + ` IS NULL)` + nulls + `, `
+	}
+	return out + k.collate(d, key) + dir + `, ` + seq + dir
+}
+
+// keyset is the condition, with its arguments, that a row (key, seq) comes after position p in
+// the order (desc: descending), or before it when reverse is set.
+func (k sortKey) keyset(d dialect, key, seq string, p store.Position, desc, reverse bool) (string, []any) {
+	gt := ` > `
+	if desc != reverse {
+		gt = ` < `
+	}
+	if k.expr == "" {
+		return seq + gt + `?`, []any{p.Seq}
+	}
+	// (key, seq) after (v, s), written so that an index of (…, key, seq) reads from the
+	// position on: key >= v bounds the index range, and the rest drops the rows of v up to s.
+	ck := k.collate(d, key)
+	ge := ` >= `
+	if desc != reverse {
+		ge = ` <= `
+	}
+	after := ck + ge + `? AND (` + ck + gt + `? OR ` + seq + gt + `?)`
+	v := k.arg(p.Value)
+	switch {
+	case p.Value.Kind == filter.Absent && !k.nullable:
+		// No row is without a key: every row comes before such a position.
+		if reverse {
+			return `TRUE`, nil
+		}
+		return `FALSE`, nil
+	case p.Value.Kind == filter.Absent && reverse:
+		return `(` + key + ` IS NOT NULL OR ` + seq + gt + `?)`, []any{p.Seq}
+	case p.Value.Kind == filter.Absent:
+		return `(` + key + ` IS NULL AND ` + seq + gt + `?)`, []any{p.Seq}
+	case !k.nullable:
+		return `(` + after + `)`, []any{v, v, p.Seq}
+	case reverse:
+		return `(` + key + ` IS NOT NULL AND ` + after + `)`, []any{v, v, p.Seq}
+	}
+	return `(` + key + ` IS NULL OR (` + after + `))`, []any{v, v, p.Seq}
+}
+
+// arg is the SQL argument of a key value v, as the key's column holds it.
+func (k sortKey) arg(v filter.Value) any {
+	switch k.kind {
+	case filter.KindBool:
+		return v.Bool
+	case filter.KindNumber:
+		return v.Num
+	case filter.KindTime:
+		return attrNanos(v.Time)
+	}
+	return v.Str
+}
+
+// keyValue receives a key's column from a row.
+type keyValue struct {
+	s sql.NullString
+	n sql.NullFloat64
+	b sql.NullBool
+	t sql.NullInt64
+}
+
+// dest is where Scan puts a key of kind.
+func (v *keyValue) dest(kind filter.Kind) any {
+	switch kind {
+	case filter.KindBool:
+		return &v.b
+	case filter.KindNumber:
+		return &v.n
+	case filter.KindTime:
+		return &v.t
+	}
+	return &v.s
+}
+
+// value is the scanned key as a sort value (the zero Value when NULL or not sorting).
+func (v *keyValue) value(kind filter.Kind) filter.Value {
+	switch {
+	case kind == filter.KindBool && v.b.Valid:
+		return filter.BoolValue(v.b.Bool)
+	case kind == filter.KindNumber && v.n.Valid:
+		return filter.NumberValue(v.n.Float64)
+	case kind == filter.KindTime && v.t.Valid:
+		return filter.Value{Kind: filter.KindTime, Time: time.Unix(0, v.t.Int64).UTC()}
+	case kind == filter.KindString && v.s.Valid:
+		return filter.Value{Kind: filter.KindString, Str: v.s.String}
+	}
+	return filter.Value{}
 }
 
 // onlyEqualities reports whether every comparison in e is an equality with a value (not null),

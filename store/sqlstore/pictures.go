@@ -19,7 +19,7 @@ type Pictures struct{ s *Store }
 var _ store.PictureCredentials = (*Pictures)(nil)
 
 const pictureColumns = `tenant, user_id, scheme, image, image_digest, points, tolerance, offsets, pepper_id, salt, hash,
-	argon_time, argon_memory, argon_threads, failures, created, updated, last_failure`
+	argon_time, argon_memory, argon_threads, failures, created, updated, last_failure, failure_networks`
 
 // Get implements store.PictureCredentials.
 func (ps *Pictures) Get(ctx context.Context, tenant, userID string) (*store.PictureCredential, error) {
@@ -69,7 +69,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 				offsets = excluded.offsets, pepper_id = excluded.pepper_id, salt = excluded.salt, hash = excluded.hash,
 				argon_time = excluded.argon_time, argon_memory = excluded.argon_memory,
 				argon_threads = excluded.argon_threads, failures = 0, created = excluded.created,
-				updated = excluded.updated, last_failure = NULL`
+				updated = excluded.updated, last_failure = NULL, failure_networks = 0`
 	}
 	return ps.s.write(ctx, func(tx *txn) error {
 		ok, err := tx.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND id = ?`, c.Tenant, c.UserID)
@@ -80,7 +80,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 			return fmt.Errorf("user %q: %w", c.UserID, store.ErrNotFound)
 		}
 		n, err := tx.affected(ctx, `INSERT INTO pictures (`+pictureColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, 0)
 			ON CONFLICT (tenant, user_id) `+conflict,
 			c.Tenant, c.UserID, c.Scheme, c.Image, c.ImageDigest, c.Points, c.Tolerance, string(offsets), c.PepperID,
 			c.Salt, c.Hash, int64(c.ArgonTime), int64(c.ArgonMemory), int64(c.ArgonThreads), nanos(c.Created), nanos(c.Updated))
@@ -89,7 +89,10 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 			return fmt.Errorf("user %q: %w", c.UserID, store.ErrNotFound)
 		case err == nil && n == 0:
 			return fmt.Errorf("picture credential of user %q: %w", c.UserID, store.ErrConflict)
+		case err != nil:
+			return err
 		}
+		_, err = tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`, c.Tenant, c.UserID)
 		return err
 	})
 }
@@ -118,6 +121,9 @@ func (ps *Pictures) Rehash(ctx context.Context, c store.PictureCredential, oldHa
 // Delete implements store.PictureCredentials.
 func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 	return ps.s.write(ctx, func(tx *txn) error {
+		if _, err := tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`, tenant, userID); err != nil {
+			return err
+		}
 		n, err := tx.affected(ctx, `DELETE FROM pictures WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
@@ -126,22 +132,118 @@ func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 	})
 }
 
-// AddFailure implements store.PictureCredentials: one UPDATE … RETURNING, so each of concurrent
-// calls gets its own count.
-func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID string, at time.Time) (int, error) {
-	var n int
+// AddFailure implements store.PictureCredentials. The UPDATE of the credential comes first and
+// holds its row until the transaction ends, so concurrent failures of one user are counted one
+// after the other, each seeing the network's row as the one before left it.
+func (ps *Pictures) AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (store.FailureCounts, error) {
+	if network == "" {
+		return store.FailureCounts{}, fmt.Errorf("picture failure without network: %w", store.ErrInvalid)
+	}
+	var n store.FailureCounts
 	err := ps.s.write(ctx, func(tx *txn) error {
+		var epoch int64
 		err := tx.queryRow(ctx, `UPDATE pictures SET failures = failures + 1, last_failure = ? WHERE tenant = ? AND user_id = ?
-			RETURNING failures`, nanos(at), tenant, userID).Scan(&n)
+			RETURNING failures, failure_networks, failure_epoch`, nanos(at), tenant, userID).Scan(&n.User, &n.Networks, &epoch)
 		if errors.Is(err, sql.ErrNoRows) {
 			return pictureNotFound(userID)
 		}
+		if err != nil {
+			return err
+		}
+		var was sql.NullInt64
+		err = tx.queryRow(ctx, `SELECT epoch FROM picture_failures WHERE tenant = ? AND user_id = ? AND network = ?`,
+			tenant, userID, network).Scan(&was)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if !was.Valid || was.Int64 != epoch {
+			err := tx.queryRow(ctx, `UPDATE pictures SET failure_networks = failure_networks + 1 WHERE tenant = ? AND user_id = ?
+				RETURNING failure_networks`, tenant, userID).Scan(&n.Networks)
+			if err != nil {
+				return err
+			}
+		}
+		return tx.queryRow(ctx, `INSERT INTO picture_failures (tenant, user_id, network, failures, last_failure, epoch)
+			VALUES (?, ?, ?, 1, ?, ?)
+			ON CONFLICT (tenant, user_id, network) DO UPDATE SET failures = picture_failures.failures + 1,
+				last_failure = excluded.last_failure, epoch = excluded.epoch
+			RETURNING failures`, tenant, userID, network, nanos(at), epoch).Scan(&n.Network)
+	})
+	if err != nil {
+		return store.FailureCounts{}, err
+	}
+	return n, nil
+}
+
+// NetworkFailures implements store.PictureCredentials.
+func (ps *Pictures) NetworkFailures(ctx context.Context, tenant, userID, network string) (store.NetworkFailures, error) {
+	out := store.NetworkFailures{Network: network}
+	err := ps.s.read(ctx, func(tx *txn) error {
+		var failures, last sql.NullInt64
+		err := tx.queryRow(ctx, `SELECT f.failures, f.last_failure FROM pictures p
+			LEFT JOIN picture_failures f ON f.tenant = p.tenant AND f.user_id = p.user_id AND f.network = ?
+			WHERE p.tenant = ? AND p.user_id = ?`, network, tenant, userID).Scan(&failures, &last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return pictureNotFound(userID)
+		}
+		out.Failures, out.LastFailure = int(failures.Int64), fromNanos(last)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return store.NetworkFailures{}, err
 	}
-	return n, nil
+	return out, nil
+}
+
+// ListNetworkFailures implements store.PictureCredentials.
+func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID string) ([]store.NetworkFailures, error) {
+	var out []store.NetworkFailures
+	err := ps.s.read(ctx, func(tx *txn) error {
+		ok, err := tx.exists(ctx, `SELECT 1 FROM pictures WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pictureNotFound(userID)
+		}
+		rows, err := tx.query(ctx, `SELECT network, failures, last_failure FROM picture_failures
+			WHERE tenant = ? AND user_id = ? ORDER BY network`, tenant, userID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f store.NetworkFailures
+			var last sql.NullInt64
+			if err := rows.Scan(&f.Network, &f.Failures, &last); err != nil {
+				return err
+			}
+			f.LastFailure = fromNanos(last)
+			out = append(out, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Succeeded implements store.PictureCredentials: a new failure_epoch makes every other
+// network's row older than the reset.
+func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string) error {
+	return ps.s.write(ctx, func(tx *txn) error {
+		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL,
+			failure_epoch = failure_epoch + 1 WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		if err == nil && n == 0 {
+			err = pictureNotFound(userID)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ? AND network = ?`, tenant, userID, network)
+		return err
+	})
 }
 
 // ResetFailures implements store.PictureCredentials.
@@ -149,7 +251,7 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 	return ps.s.write(ctx, func(tx *txn) error {
 		p := changes.New(ctx, tenant)
 		if p != nil {
-			var failures int
+			var failures, sum int
 			err := tx.queryRow(ctx, `SELECT failures FROM pictures WHERE tenant = ? AND user_id = ?`+tx.d.forUpdate(), tenant, userID).Scan(&failures)
 			if errors.Is(err, sql.ErrNoRows) {
 				return pictureNotFound(userID)
@@ -157,13 +259,22 @@ func (ps *Pictures) ResetFailures(ctx context.Context, tenant, userID string) er
 			if err != nil {
 				return err
 			}
-			changes.Unlocked(p, userID, failures)
+			err = tx.queryRow(ctx, `SELECT COALESCE(SUM(failures), 0) FROM picture_failures WHERE tenant = ? AND user_id = ?`,
+				tenant, userID).Scan(&sum)
+			if err != nil {
+				return err
+			}
+			changes.Unlocked(p, userID, max(failures, sum))
 		}
-		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, last_failure = NULL WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL,
+			failure_epoch = failure_epoch + 1 WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`, tenant, userID); err != nil {
 			return err
 		}
 		return tx.recordEvents(ctx, tenant, p)
@@ -189,7 +300,7 @@ func scanPicture(row scanner) (*store.PictureCredential, error) {
 	var created, updated, lastFailure sql.NullInt64
 	if err := row.Scan(&c.Tenant, &c.UserID, &c.Scheme, &c.Image, &c.ImageDigest, &c.Points, &c.Tolerance, &offsets,
 		&c.PepperID, &c.Salt, &c.Hash, &argonTime, &argonMemory, &argonThreads, &c.Failures, &created, &updated,
-		&lastFailure); err != nil {
+		&lastFailure, &c.Networks); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(offsets), &c.Offsets); err != nil {

@@ -402,6 +402,7 @@ func (us *Users) Delete(ctx context.Context, tenant, id string) error {
 		}
 		for _, q := range []string{
 			`DELETE FROM members WHERE tenant = ? AND user_id = ?`,
+			`DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM attrs WHERE tenant = ? AND kind = 'u' AND rid = ?`,
 			`DELETE FROM users WHERE tenant = ? AND id = ?`,
@@ -423,14 +424,14 @@ func (us *Users) List(ctx context.Context, tenant string, q store.Query) (store.
 	err := us.s.read(ctx, func(tx *txn) error {
 		var ids []string
 		var docs []string
-		total, err := tx.list(ctx, "users", kindUser, tenant, q, func(id, doc string) {
+		l, err := tx.list(ctx, "users", kindUser, tenant, q, func(id, doc string) {
 			ids = append(ids, id)
 			docs = append(docs, doc)
 		})
 		if err != nil {
 			return err
 		}
-		page.TotalResults = total
+		l.into(&page.TotalResults, &page.Next, &page.Prev)
 		refs, err := tx.groupRefs(ctx, tenant, ids)
 		if err != nil {
 			return err

@@ -489,25 +489,47 @@ func testConcurrentCreateSameInteractionID(t *testing.T, b store.Backend) {
 	assert.Equal(t, fmt.Sprintf("user_same%02d", winner), got.Subject)
 }
 
-// PictureCredentials.AddFailure: concurrent failures each get a different count, so a lockout
-// limit cannot be raced past.
+// PictureCredentials.AddFailure: concurrent failures each get a different count, per user and
+// per network, so a lockout limit cannot be raced past; the networks are counted once each.
 func testConcurrentAddFailure(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	const n = 50
-	counts := make([]int, n)
+	nets := []string{netA, netB, netC}
+	counts := make([]store.FailureCounts, n)
 	errs := parallel(n, func(i int) error {
 		var err error
-		counts[i], err = b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+		counts[i], err = b.Pictures.AddFailure(ctx(), acme, u.ID, nets[i%len(nets)], failedAt)
 		return err
 	})
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
-	slices.Sort(counts)
+	users := make([]int, 0, n)
+	perNet := map[string][]int{}
 	for i, c := range counts {
-		require.Equal(t, i+1, c, "counts %v", counts)
+		users = append(users, c.User)
+		perNet[nets[i%len(nets)]] = append(perNet[nets[i%len(nets)]], c.Network)
+		assert.LessOrEqual(t, c.Networks, len(nets), "networks")
 	}
-	assert.Equal(t, n, mustGetPicture(t, b, acme, u.ID).Failures)
+	slices.Sort(users)
+	for i, c := range users {
+		require.Equal(t, i+1, c, "user counts %v", users)
+	}
+	for net, got := range perNet {
+		slices.Sort(got)
+		for i, c := range got {
+			require.Equal(t, i+1, c, "counts of %s: %v", net, got)
+		}
+	}
+	p := mustGetPicture(t, b, acme, u.ID)
+	assert.Equal(t, n, p.Failures)
+	assert.Equal(t, len(nets), p.Networks)
+	list, err := b.Pictures.ListNetworkFailures(ctx(), acme, u.ID)
+	require.NoError(t, err)
+	require.Len(t, list, len(nets))
+	for _, f := range list {
+		assert.Len(t, perNet[f.Network], f.Failures, f.Network)
+	}
 }
 
 // PictureCredentials.Create: of concurrent first enrollments of one user exactly one stores its

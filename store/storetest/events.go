@@ -428,12 +428,12 @@ func testEventsAppend(t *testing.T, b store.Backend) {
 func testEventsUnlock(t *testing.T, b store.Backend) {
 	p, u := enrolled(t, b)
 	for range 3 {
-		_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, day(2, 1, 0))
+		_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, netA, day(2, 1, 0))
 		require.NoError(t, err)
 	}
 	require.NoError(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, u.ID))
 	require.NoError(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, u.ID), "nothing to unlock: no event")
-	_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, day(2, 1, 0))
+	_, err := b.Pictures.AddFailure(ctx(), p.Tenant, u.ID, netA, day(2, 1, 0))
 	require.NoError(t, err)
 	require.NoError(t, b.Pictures.ResetFailures(ctx(), p.Tenant, u.ID), "a reset without a Change: no event")
 	assert.ErrorIs(t, b.Pictures.ResetFailures(changeBy("admin"), p.Tenant, "user_nobody"), store.ErrNotFound)

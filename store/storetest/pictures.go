@@ -29,6 +29,13 @@ func pictureTests() []test {
 		{"AddFailureNotFound", testPictureAddFailureNotFound},
 		{"ResetFailures", testPictureResetFailures},
 		{"ResetFailuresNotFound", testPictureResetFailuresNotFound},
+		{"AddFailurePerNetwork", testPictureAddFailurePerNetwork},
+		{"AddFailureWithoutNetwork", testPictureAddFailureWithoutNetwork},
+		{"NetworkFailures", testPictureNetworkFailures},
+		{"NetworkFailuresNotFound", testPictureNetworkFailuresNotFound},
+		{"SucceededResetsTheNetworkAndTheUser", testPictureSucceeded},
+		{"SucceededNotFound", testPictureSucceededNotFound},
+		{"DeleteForgetsNetworks", testPictureDeleteForgetsNetworks},
 		{"RehashReplacesHashOnly", testPictureRehash},
 		{"RehashConflict", testPictureRehashConflict},
 		{"RehashNotFound", testPictureRehashNotFound},
@@ -42,6 +49,36 @@ func pictureTests() []test {
 
 // failedAt is when the tests' failed attempts happen.
 var failedAt = day(6, 2, 8*time.Hour)
+
+// The source networks of the tests' failed attempts, as an authenticator names them.
+const (
+	netA = "192.0.2.0/24"
+	netB = "198.51.100.0/24"
+	netC = "2001:db8:1200::/56"
+)
+
+// mustNetworkFailures returns ListNetworkFailures with times in UTC.
+func mustNetworkFailures(t *testing.T, b store.Backend, tenant, userID string) []store.NetworkFailures {
+	t.Helper()
+	list, err := b.Pictures.ListNetworkFailures(ctx(), tenant, userID)
+	require.NoError(t, err)
+	for i := range list {
+		list[i].LastFailure = list[i].LastFailure.UTC()
+	}
+	return list
+}
+
+// mustAddFailures adds n failures of the user from network at at and returns the last counts.
+func mustAddFailures(t *testing.T, b store.Backend, userID, network string, n int, at time.Time) store.FailureCounts {
+	t.Helper()
+	var c store.FailureCounts
+	for range n {
+		var err error
+		c, err = b.Pictures.AddFailure(ctx(), acme, userID, network, at)
+		require.NoError(t, err)
+	}
+	return c
+}
 
 // newPicture returns a credential of user in tenant whose hash is derived from seed.
 func newPicture(tenant, userID, seed string) store.PictureCredential {
@@ -133,16 +170,17 @@ func testPicturePutUnknownUser(t *testing.T, b store.Backend) {
 func testPicturePutReplaces(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for range 3 {
-		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 		require.NoError(t, err)
 	}
 	again := newPicture(acme, u.ID, "b")
 	again.Image, again.Points, again.Offsets = "garden", 4, []int{9, 9, 9, 9, 9, 9, 9, 9}
-	again.Failures = 7 // ignored: Put starts the count at 0
+	again.Failures, again.Networks = 7, 2 // ignored: Put starts the count at 0
 	mustPicture(t, b, again)
 	got := mustGetPicture(t, b, acme, u.ID)
-	again.Failures = 0
+	again.Failures, again.Networks = 0, 0
 	assert.Equal(t, normPicture(again), normPicture(*got))
+	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID), "enrolling again forgets every network's failures")
 }
 
 func testPictureGetNotFound(t *testing.T, b store.Backend) {
@@ -159,7 +197,7 @@ func testPictureOtherTenant(t *testing.T, b store.Backend) {
 	mustTenant(t, b, "globex")
 	_, err := b.Pictures.Get(ctx(), "globex", u.ID)
 	require.ErrorIs(t, err, store.ErrNotFound, "Get")
-	_, err = b.Pictures.AddFailure(ctx(), "globex", u.ID, failedAt)
+	_, err = b.Pictures.AddFailure(ctx(), "globex", u.ID, netA, failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "AddFailure")
 	require.ErrorIs(t, b.Pictures.Delete(ctx(), "globex", u.ID), store.ErrNotFound, "Delete")
 	require.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
@@ -185,9 +223,9 @@ func testPictureReturnsCopies(t *testing.T, b store.Backend) {
 func testPictureAddFailure(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for want := 1; want <= 6; want++ {
-		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 		require.NoError(t, err)
-		require.Equal(t, want, n)
+		require.Equal(t, store.FailureCounts{Network: want, User: want, Networks: 1}, n)
 	}
 	assert.Equal(t, 6, mustGetPicture(t, b, acme, u.ID).Failures)
 }
@@ -195,24 +233,28 @@ func testPictureAddFailure(t *testing.T, b store.Backend) {
 func testPictureAddFailureNotFound(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	u := mustUser(t, b, acme, "alice")
-	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "a user without a credential")
-	_, err = b.Pictures.AddFailure(ctx(), acme, "user_nobody", failedAt)
+	_, err = b.Pictures.AddFailure(ctx(), acme, "user_nobody", netA, failedAt)
 	require.ErrorIs(t, err, store.ErrNotFound, "an unknown user")
 }
 
 func testPictureResetFailures(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	for range 5 {
-		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+		_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 		require.NoError(t, err)
 	}
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netB, failedAt)
+	require.NoError(t, err)
 	require.NoError(t, b.Pictures.ResetFailures(ctx(), acme, u.ID))
 	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures)
+	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Networks)
+	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID), "an unlock forgets every network's failures")
 	assert.True(t, mustGetPicture(t, b, acme, u.ID).LastFailure.IsZero(), "an unlock clears LastFailure")
-	n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+	n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "counting starts again")
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 1, Networks: 1}, n, "counting starts again")
 }
 
 func testPictureResetFailuresNotFound(t *testing.T, b store.Backend) {
@@ -223,7 +265,7 @@ func testPictureResetFailuresNotFound(t *testing.T, b store.Backend) {
 
 func testPictureRehash(t *testing.T, b store.Backend) {
 	p, u := enrolled(t, b)
-	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 	require.NoError(t, err)
 	re := newPicture(acme, u.ID, "z")
 	re.Scheme, re.PepperID = 2, "p2"
@@ -236,7 +278,7 @@ func testPictureRehash(t *testing.T, b store.Backend) {
 	want := p
 	want.Scheme, want.PepperID, want.Salt, want.Hash = 2, "p2", re.Salt, re.Hash
 	want.ArgonTime, want.ArgonMemory, want.ArgonThreads, want.Updated = 3, 64*1024, 2, re.Updated
-	want.Failures, want.LastFailure = 1, failedAt
+	want.Failures, want.Networks, want.LastFailure = 1, 1, failedAt
 	assert.Equal(t, normPicture(want), normPicture(*mustGetPicture(t, b, acme, u.ID)))
 }
 
@@ -300,9 +342,9 @@ func testPictureAddFailureLastFailure(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	assert.True(t, mustGetPicture(t, b, acme, u.ID).LastFailure.IsZero(), "no failure yet")
 	for i, at := range []time.Time{failedAt, failedAt.Add(90 * time.Second), failedAt.Add(time.Hour + time.Nanosecond)} {
-		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, at)
+		n, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, at)
 		require.NoError(t, err)
-		require.Equal(t, i+1, n)
+		require.Equal(t, i+1, n.User)
 		got := mustGetPicture(t, b, acme, u.ID)
 		assert.True(t, got.LastFailure.Equal(at), "LastFailure %s, want %s", got.LastFailure, at)
 	}
@@ -314,20 +356,20 @@ func testPictureCreate(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	u := mustUser(t, b, acme, "alice")
 	p := newPicture(acme, u.ID, "a")
-	p.Failures, p.LastFailure = 3, failedAt // ignored: a new credential has no failures
+	p.Failures, p.Networks, p.LastFailure = 3, 1, failedAt // ignored: a new credential has no failures
 	require.NoError(t, b.Pictures.Create(ctx(), p))
-	p.Failures, p.LastFailure = 0, time.Time{}
+	p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
 	assert.Equal(t, normPicture(p), normPicture(*mustGetPicture(t, b, acme, u.ID)))
 }
 
 func testPictureCreateConflict(t *testing.T, b store.Backend) {
 	p, u := enrolled(t, b)
-	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, failedAt)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, netA, failedAt)
 	require.NoError(t, err)
 	err = b.Pictures.Create(ctx(), newPicture(acme, u.ID, "b"))
 	require.ErrorIs(t, err, store.ErrConflict)
 	want := p
-	want.Failures, want.LastFailure = 1, failedAt
+	want.Failures, want.Networks, want.LastFailure = 1, 1, failedAt
 	assert.Equal(t, normPicture(want), normPicture(*mustGetPicture(t, b, acme, u.ID)), "nothing changed")
 }
 
@@ -347,4 +389,95 @@ func testPictureCreateInvalid(t *testing.T, b store.Backend) {
 	require.ErrorIs(t, b.Pictures.Create(ctx(), newPicture("nowhere", u.ID, "a")), store.ErrNotFound, "unknown tenant")
 	_, err := b.Pictures.Get(ctx(), acme, u.ID)
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing stored")
+}
+
+func testPictureAddFailurePerNetwork(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	assert.Equal(t, store.FailureCounts{Network: 3, User: 3, Networks: 1}, mustAddFailures(t, b, u.ID, netA, 3, failedAt))
+	later := failedAt.Add(time.Minute)
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 4, Networks: 2}, mustAddFailures(t, b, u.ID, netC, 1, later))
+	assert.Equal(t, store.FailureCounts{Network: 4, User: 5, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later),
+		"a network counts once")
+	assert.Equal(t, store.FailureCounts{Network: 2, User: 7, Networks: 3}, mustAddFailures(t, b, u.ID, netB, 2, failedAt))
+	p := mustGetPicture(t, b, acme, u.ID)
+	assert.Equal(t, 7, p.Failures)
+	assert.Equal(t, 3, p.Networks)
+	assert.True(t, p.LastFailure.Equal(failedAt), "LastFailure is the latest failure counted")
+	assert.Equal(t, []store.NetworkFailures{
+		{Network: netA, Failures: 4, LastFailure: later.UTC()},
+		{Network: netB, Failures: 2, LastFailure: failedAt.UTC()},
+		{Network: netC, Failures: 1, LastFailure: later.UTC()},
+	}, mustNetworkFailures(t, b, acme, u.ID), "ordered by network")
+}
+
+func testPictureAddFailureWithoutNetwork(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	_, err := b.Pictures.AddFailure(ctx(), acme, u.ID, "", failedAt)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Failures, "nothing counted")
+	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID))
+}
+
+func testPictureNetworkFailures(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	got, err := b.Pictures.NetworkFailures(ctx(), acme, u.ID, netA)
+	require.NoError(t, err)
+	assert.Equal(t, store.NetworkFailures{Network: netA}, got, "no failures yet")
+	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID))
+	mustAddFailures(t, b, u.ID, netA, 2, failedAt)
+	got, err = b.Pictures.NetworkFailures(ctx(), acme, u.ID, netA)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Failures)
+	assert.True(t, got.LastFailure.Equal(failedAt))
+	got, err = b.Pictures.NetworkFailures(ctx(), acme, u.ID, netB)
+	require.NoError(t, err)
+	assert.Equal(t, store.NetworkFailures{Network: netB}, got, "another network has none")
+}
+
+func testPictureNetworkFailuresNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	for _, c := range []struct{ tenant, user string }{{acme, u.ID}, {acme, "user_nobody"}, {"nowhere", u.ID}} {
+		_, err := b.Pictures.NetworkFailures(ctx(), c.tenant, c.user, netA)
+		require.ErrorIs(t, err, store.ErrNotFound, "NetworkFailures %s/%s", c.tenant, c.user)
+		_, err = b.Pictures.ListNetworkFailures(ctx(), c.tenant, c.user)
+		require.ErrorIs(t, err, store.ErrNotFound, "ListNetworkFailures %s/%s", c.tenant, c.user)
+	}
+}
+
+func testPictureSucceeded(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustAddFailures(t, b, u.ID, netA, 5, failedAt)
+	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netB))
+	p := mustGetPicture(t, b, acme, u.ID)
+	assert.Zero(t, p.Failures)
+	assert.Zero(t, p.Networks)
+	assert.True(t, p.LastFailure.IsZero())
+	assert.Equal(t, []store.NetworkFailures{{Network: netA, Failures: 5, LastFailure: failedAt.UTC()}},
+		mustNetworkFailures(t, b, acme, u.ID), "the other network keeps its count")
+	later := failedAt.Add(time.Hour)
+	assert.Equal(t, store.FailureCounts{Network: 6, User: 1, Networks: 1}, mustAddFailures(t, b, u.ID, netA, 1, later),
+		"the other network counts towards Networks again from its next failure")
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 2, Networks: 2}, mustAddFailures(t, b, u.ID, netB, 1, later))
+	assert.Equal(t, store.FailureCounts{Network: 7, User: 3, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netC), "a success from a network without failures")
+	assert.Len(t, mustNetworkFailures(t, b, acme, u.ID), 2)
+	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Networks)
+}
+
+func testPictureSucceededNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA), store.ErrNotFound)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), "nowhere", u.ID, netA), store.ErrNotFound)
+}
+
+func testPictureDeleteForgetsNetworks(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustAddFailures(t, b, u.ID, netA, 3, failedAt)
+	require.NoError(t, b.Pictures.Delete(ctx(), acme, u.ID))
+	mustPicture(t, b, newPicture(acme, u.ID, "b"))
+	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID))
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 1, Networks: 1}, mustAddFailures(t, b, u.ID, netA, 1, failedAt))
 }

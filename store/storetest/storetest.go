@@ -49,6 +49,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Pictures", pictureTests()},
 		{"SigningKeys", signingKeyTests()},
 		{"Paging", pagingTests()},
+		{"Keyset", keysetTests()},
+		{"Sort", sortTests()},
 		{"Filters", filterTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Events", eventTests()},

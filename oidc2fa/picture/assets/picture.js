@@ -10,6 +10,8 @@
 // Points are sent as "x1,y1;x2,y2;..." in hidden inputs, which are only filled
 // in when the form is submitted. The page shows how many points were placed,
 // never where (the ring of a tap waiting for its confirmation aside).
+// Every sentence the script shows comes from the page's JSON block
+// #picture-text, so that the page says it in the page's language.
 (function () {
   'use strict';
 
@@ -49,12 +51,23 @@
     return { x: clamp(x, 0, WIDTH - 1), y: clamp(y, 0, HEIGHT - 1) };
   }
 
+  // texts are the page's sentences (#picture-text).
+  var texts = {};
+
+  // say returns the sentence key with {name} replaced by vars.name.
+  function say(key, vars) {
+    var t = typeof texts[key] === 'string' ? texts[key] : '';
+    return t.replace(/\{(\w+)\}/g, function (m, name) {
+      return vars && name in vars ? String(vars[name]) : m;
+    });
+  }
+
   function serialize(points) {
     return points.map(function (p) { return p.x + ',' + p.y; }).join(';');
   }
 
   function countText(n, total) {
-    return n + ' of ' + total + ' points';
+    return say('count', { n: n, total: total });
   }
 
   // imageReady reports whether img has loaded, so that a click lands on the
@@ -103,6 +116,16 @@
     img.addEventListener('contextmenu', function (ev) { ev.preventDefault(); });
   }
 
+
+  // setUndo enables or disables the Undo last point button; when it is
+  // disabled while it has the focus (its last point was undone), the focus
+  // goes to the picture, where the next point is placed.
+  function setUndo(btn, frame, disabled) {
+    if (disabled && document.activeElement === btn) {
+      frame.focus();
+    }
+    btn.disabled = disabled;
+  }
 
   // Keyboard steps of the cross, in canonical units: about 1% of the width,
   // and 5% with Shift.
@@ -156,7 +179,7 @@
         return;
       }
       if (!imageReady(picture)) {
-        notice.set('Please wait until the picture has loaded.', 'error');
+        notice.set(say('wait'), 'error');
         return;
       }
       var p = canonical(picture, ev);
@@ -169,7 +192,7 @@
         place(pendingEl, p);
         pendingEl.hidden = false;
         confirmBox.hidden = false;
-        notice.set('Check the ring: if it is where you meant, press \u201cUse this point\u201d; otherwise tap again.', 'info');
+        notice.set(say('checkRing'), 'info');
         return;
       }
       clearPending();
@@ -188,7 +211,7 @@
     if (retryBtn) {
       retryBtn.addEventListener('click', function () {
         clearPending();
-        notice.set('Tap the picture again.', 'info');
+        notice.set(say('tapAgain'), 'info');
       });
     }
 
@@ -226,7 +249,7 @@
             return;
           }
           if (!imageReady(picture)) {
-            notice.set('Please wait until the picture has loaded.', 'error');
+            notice.set(say('wait'), 'error');
             return;
           }
           clearPending();
@@ -259,6 +282,10 @@
         clearPending();
       },
       clearPending: clearPending,
+      // undo removes the last point, as Backspace does.
+      undo: function () {
+        opts.undo('button');
+      },
       // focusAfterKey gives el the focus once the key being pressed is up.
       focusAfterKey: function (el) {
         focusNext = el;
@@ -271,6 +298,7 @@
     var picture = byId('picture');
     var count = byId('count');
     var startOver = byId('start-over');
+    var undoBtn = byId('undo');
     var submit = byId('submit');
     var field = form.querySelector('input[name="points"]');
     var frame = byId('frame') || picture.parentElement;
@@ -282,6 +310,7 @@
     function update() {
       count.textContent = countText(points.length, n);
       submit.disabled = submitting || points.length !== n;
+      setUndo(undoBtn, frame, submitting || points.length === 0);
     }
 
     function reset() {
@@ -303,7 +332,7 @@
       active: function () { return !submitting; },
       add: function (p, how) {
         if (points.length >= n) {
-          notice.set('You have placed all ' + n + ' points. Press Continue, or Start over.', 'info');
+          notice.set(say('allPlaced', { n: n }), 'info');
           feedback.reject();
           return;
         }
@@ -311,29 +340,36 @@
         feedback.ok();
         update();
         if (points.length === n) {
-          notice.set('All points placed. Press Continue.', 'info');
+          notice.set(say('loginReady'), 'info');
           if (how === 'keyboard') {
             placer.focusAfterKey(submit);
           }
         } else if (how === 'keyboard') {
-          notice.set('Point ' + points.length + ' placed.', 'info');
+          notice.set(say('placed', { n: points.length }), 'info');
         } else {
           notice.clear();
         }
       },
       undo: function () {
         if (points.length === 0) {
-          notice.set('There is no point to remove.', 'info');
+          notice.set(say('noPoint'), 'info');
           return;
         }
         points.pop();
         update();
-        notice.set('Removed the last point.', 'info');
+        notice.set(say('removed'), 'info');
       }
     });
 
     picture.addEventListener('error', function () {
-      notice.set('Your picture could not be loaded. Please reload the page.', 'error');
+      notice.set(say('loginImageFailed'), 'error');
+    });
+
+    undoBtn.addEventListener('click', function () {
+      if (!submitting) {
+        placer.clearPending();
+        placer.undo();
+      }
     });
 
     startOver.addEventListener('click', function () {
@@ -352,6 +388,7 @@
       placer.clearPending();
       submit.disabled = true;
       startOver.disabled = true;
+      undoBtn.disabled = true;
     });
 
     // A page restored from the back/forward cache starts over.
@@ -377,6 +414,7 @@
     var picture = byId('picture');
     var count = byId('count');
     var startOver = byId('start-over');
+    var undoBtn = byId('undo');
     var back = byId('back');
     var submit = byId('submit');
     var pointsField = form.querySelector('input[name="points"]');
@@ -414,6 +452,7 @@
     function update() {
       count.textContent = countText(step === 3 ? second.length : first.length, n);
       submit.disabled = submitting || step !== 3 || first.length !== n || second.length !== n;
+      setUndo(undoBtn, frame, submitting || (step === 3 ? second : first).length === 0);
     }
 
     function show(s) {
@@ -485,7 +524,7 @@
         picture.src = url;
       }
       chosen = sel.value;
-      picture.alt = title ? 'Your picture: ' + title : 'Your picture';
+      picture.alt = title ? say('pictureAlt', { title: title }) : say('pictureAltUntitled');
       notice.clear();
       toStep2();
       focusHeading(stepPoints, true);
@@ -512,11 +551,18 @@
       toStep2();
     });
 
+    undoBtn.addEventListener('click', function () {
+      if (!submitting && step !== 1) {
+        placer.clearPending();
+        placer.undo();
+      }
+    });
+
     guardPicture(picture);
 
     picture.addEventListener('error', function () {
       if (step !== 1) {
-        notice.set('This picture could not be loaded. Choose another picture.', 'error');
+        notice.set(say('enrollImageFailed'), 'error');
       }
     });
 
@@ -530,19 +576,19 @@
           }
           if (tooClose(p)) {
             feedback.reject();
-            notice.set('That is too close to a point you already chose. Pick another detail.', 'error');
+            notice.set(say('tooClose'), 'error');
             return;
           }
           first.push(p);
           feedback.ok();
           if (first.length === n) {
             show(3);
-            notice.set('Now place the same ' + n + ' points again, in the same order.', 'info');
+            notice.set(say('confirmNow', { n: n }), 'info');
             if (!keyboard) {
               focusHeading(stepConfirm, false);
             }
           } else {
-            notice.set(keyboard ? 'Point ' + first.length + ' placed.' : '', 'info');
+            notice.set(keyboard ? say('placed', { n: first.length }) : '', 'info');
             update();
           }
           return;
@@ -554,7 +600,7 @@
         if (!same(p, first[second.length])) {
           feedback.reject();
           toStep2();
-          notice.set('That was not the same point. Start over.', 'error');
+          notice.set(say('mismatch'), 'error');
           if (!keyboard) {
             focusHeading(stepPoints, false);
           }
@@ -563,24 +609,24 @@
         second.push(p);
         feedback.ok();
         if (second.length === n) {
-          notice.set('Your points match. Press \u201cSave my picture password\u201d.', 'info');
+          notice.set(say('match'), 'info');
           update();
           if (keyboard) {
             placer.focusAfterKey(submit);
           }
         } else {
-          notice.set(keyboard ? 'Point ' + second.length + ' placed.' : '', 'info');
+          notice.set(keyboard ? say('placed', { n: second.length }) : '', 'info');
           update();
         }
       },
       undo: function () {
         var list = step === 3 ? second : first;
         if (list.length === 0) {
-          notice.set('There is no point to remove.', 'info');
+          notice.set(say('noPoint'), 'info');
           return;
         }
         list.pop();
-        notice.set('Removed the last point.', 'info');
+        notice.set(say('removed'), 'info');
         update();
       }
     });
@@ -598,6 +644,7 @@
       placer.clearPending();
       submit.disabled = true;
       startOver.disabled = true;
+      undoBtn.disabled = true;
       back.disabled = true;
     });
 
@@ -616,6 +663,12 @@
   }
 
   function init() {
+    var data = byId('picture-text');
+    try {
+      texts = data ? JSON.parse(data.textContent) || {} : {};
+    } catch (e) {
+      texts = {};
+    }
     var login = byId('login-form');
     if (login) {
       initLogin(login);
