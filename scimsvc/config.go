@@ -3,6 +3,7 @@ package scimsvc
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
 )
 
 // Defaults of Config.
@@ -186,6 +188,18 @@ type Config struct {
 	// Each tenant makes series of its own, so turn it on only when the tenants are few. false:
 	// no tenant in metrics.
 	MetricsTenant bool
+
+	// UserExtensions and GroupExtensions are extension schemas the host adds to the User and
+	// Group resource types, in the representation of RFC 7643 §7 (schema.Schema), such as the
+	// custom extensions Microsoft Entra ID sends under
+	// "urn:ietf:params:scim:schemas:extension:CustomExtensionName:2.0:User". Their values are
+	// checked against the definitions, stored (store.User.Extensions, store.Group.Extensions),
+	// filtered, patched with URN-qualified paths, projected and listed under /Schemas and in
+	// the resource types' schemaExtensions, as the enterprise extension's are. They are the
+	// same for every tenant of the handler. New returns an error naming the attribute at
+	// fault when one is invalid (see schema.CheckSchema). New copies them; nil: none.
+	UserExtensions  []schema.Extension
+	GroupExtensions []schema.Extension
 }
 
 // handler is the SCIM API of one Config.
@@ -205,6 +219,8 @@ type handler struct {
 	lists   *slots        // nil: no limit on concurrent lists
 	cursors *cursors
 	tel     *telemetry
+	userRT  *schema.ResourceType // schema.User() with Config.UserExtensions
+	groupRT *schema.ResourceType // schema.Group() with Config.GroupExtensions
 	users   *resources[store.User, *store.User]
 	groups  *resources[store.Group, *store.Group]
 
@@ -231,7 +247,17 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.BulkMaxOperations < 0 || cfg.BulkMaxPayloadBytes < 0 {
 		return nil, errors.New("scimsvc: Config.BulkMaxOperations and BulkMaxPayloadBytes must not be negative")
 	}
+	userRT, err := schema.User().WithExtensions(cfg.UserExtensions...)
+	if err != nil {
+		return nil, fmt.Errorf("scimsvc: Config.UserExtensions: %w", err)
+	}
+	groupRT, err := schema.Group().WithExtensions(cfg.GroupExtensions...)
+	if err != nil {
+		return nil, fmt.Errorf("scimsvc: Config.GroupExtensions: %w", err)
+	}
 	h := &handler{
+		userRT:  userRT,
+		groupRT: groupRT,
 		cfg:     cfg,
 		base:    strings.TrimRight(cfg.BaseURL, "/"),
 		log:     cfg.Logger,

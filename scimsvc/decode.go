@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/visid/visid/store/schema"
 )
@@ -310,6 +311,9 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 		return nil, badRequest(typeInvalidValue, "%s must be a boolean", a.Path())
 	case schema.Integer, schema.Decimal:
 		if n, ok := v.(json.Number); ok {
+			if _, err := n.Int64(); a.Type == schema.Integer && err != nil {
+				return nil, badRequest(typeInvalidValue, "%s must be an integer", a.Path())
+			}
 			return n, nil
 		}
 		return nil, badRequest(typeInvalidValue, "%s must be a number", a.Path())
@@ -327,6 +331,11 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 		// RFC 7643 §2.3.6: base64 (RFC 4648 §4), padded; kept as sent.
 		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
 			return nil, badRequest(typeInvalidValue, "%s is binary and must be base64 (RFC 4648 §4)", a.Path())
+		}
+	}
+	if a.Type == schema.DateTime {
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, badRequest(typeInvalidValue, "%s must be a dateTime (RFC 3339)", a.Path())
 		}
 	}
 	return s, nil

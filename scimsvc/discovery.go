@@ -127,13 +127,13 @@ func (h *handler) resourceTypeOf(tenant string, rt *schema.ResourceType) resourc
 func (h *handler) resourceTypes(w http.ResponseWriter, r *http.Request) {
 	tenant := r.PathValue("tenant")
 	writeValue(w, listOf([]resourceTypeOut{
-		h.resourceTypeOf(tenant, schema.User()),
-		h.resourceTypeOf(tenant, schema.Group()),
+		h.resourceTypeOf(tenant, h.userRT),
+		h.resourceTypeOf(tenant, h.groupRT),
 	}))
 }
 
 func (h *handler) resourceType(w http.ResponseWriter, r *http.Request) {
-	for _, rt := range []*schema.ResourceType{schema.User(), schema.Group()} {
+	for _, rt := range []*schema.ResourceType{h.userRT, h.groupRT} {
 		if strings.EqualFold(rt.Name, r.PathValue("name")) {
 			writeValue(w, h.resourceTypeOf(r.PathValue("tenant"), rt))
 			return
@@ -148,10 +148,11 @@ type schemaOut struct {
 	Meta discoveryMeta `json:"meta"`
 }
 
-// allSchemas lists the schemas once each: User, EnterpriseUser, Group.
+// allSchemas lists the schemas once each: User, EnterpriseUser, the host's User extensions,
+// Group, the host's Group extensions.
 func (h *handler) allSchemas(tenant string) []schemaOut {
 	var out []schemaOut
-	for _, rt := range []*schema.ResourceType{schema.User(), schema.Group()} {
+	for _, rt := range []*schema.ResourceType{h.userRT, h.groupRT} {
 		for _, s := range rt.Schemas() {
 			out = append(out, schemaOut{Schemas: []string{schemaURN}, Schema: s,
 				Meta: discoveryMeta{ResourceType: "Schema", Location: h.base + "/" + tenant + "/Schemas/" + s.ID}})

@@ -85,6 +85,16 @@
 // all, a filter on display) read and rewrite the list in one store.Groups.Update. Every POST,
 // PUT and PATCH answer honours attributes and excludedAttributes.
 //
+// # Host extension schemas
+//
+// Config.UserExtensions and Config.GroupExtensions add the host's own extension schemas (RFC
+// 7643 §7), such as Entra ID's urn:ietf:params:scim:schemas:extension:CustomExtensionName:2.0:User,
+// to every tenant of the handler. Their values are checked against the definitions (type,
+// required attributes and required extensions, readOnly and immutable mutability, "server"
+// uniqueness as a 409 uniqueness), kept in store.User.Extensions and store.Group.Extensions, and
+// filtered, patched, projected and described under /Schemas and /ResourceTypes as the enterprise
+// extension is.
+//
 // # Bulk
 //
 // POST /{tenant}/Bulk runs a BulkRequest (RFC 7644 §3.7) of POST, PUT, PATCH and DELETE

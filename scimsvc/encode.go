@@ -1,6 +1,7 @@
 package scimsvc
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/visid/visid/internal/jsonenc"
@@ -224,6 +225,8 @@ func (e *encoder) value(v filter.Value) {
 		} else {
 			e.buf = append(e.buf, "false"...)
 		}
+	case filter.KindNumber:
+		e.buf = strconv.AppendFloat(e.buf, v.Num, 'f', -1, 64)
 	case filter.KindTime:
 		e.buf = append(e.buf, '"')
 		e.buf = v.Time.UTC().AppendFormat(e.buf, time.RFC3339Nano)

@@ -48,7 +48,7 @@ type memberPatch struct {
 
 // splitMemberPatch returns ops as a memberPatch, or false when an operation needs the member
 // list.
-func splitMemberPatch(ops []patchOp) (*memberPatch, bool) {
+func splitMemberPatch(rt *schema.ResourceType, ops []patchOp) (*memberPatch, bool) {
 	members := membersAttr()
 	mp := &memberPatch{in: map[string]bool{}}
 	for _, op := range ops {
@@ -56,7 +56,7 @@ func splitMemberPatch(ops []patchOp) (*memberPatch, bool) {
 			if op.op == "remove" {
 				return nil, false // an error Update reports
 			}
-			vals, err := pathlessValues(schema.Group(), op)
+			vals, err := pathlessValues(rt, op)
 			if err != nil {
 				return nil, false
 			}
@@ -174,7 +174,11 @@ func (k *resources[T, P]) patchAttrs(ctx context.Context, g *store.Group, ops []
 		return err
 	}
 	nv := groupFromTree(t)
-	g.DisplayName, g.ExternalID = nv.DisplayName, nv.ExternalID
+	nv.Extensions = extensionsFromTree(k.rt, t)
+	if err := checkImmutable(k.rt, g, &nv); err != nil {
+		return err
+	}
+	g.DisplayName, g.ExternalID, g.Extensions = nv.DisplayName, nv.ExternalID, nv.Extensions
 	return nil
 }
 

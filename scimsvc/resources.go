@@ -51,19 +51,40 @@ type resources[T any, P interface {
 
 func (h *handler) userKind() *resources[store.User, *store.User] {
 	return &resources[store.User, *store.User]{
-		h: h, rt: schema.User(), store: h.cfg.Users, fromTree: userFromTree,
+		h: h, rt: h.userRT, store: h.cfg.Users,
+		fromTree: func(t object) store.User {
+			u := userFromTree(t)
+			u.Extensions = extensionsFromTree(h.userRT, t)
+			return u
+		},
 		common:   func(u *store.User) (*string, *store.Meta) { return &u.ID, &u.Meta },
-		extended: func(u *store.User) bool { return u.Enterprise != store.EnterpriseUser{} },
+		extended: func(u *store.User) bool { return u.Enterprise != store.EnterpriseUser{} || len(u.Extensions) > 0 },
 	}
 }
 
 func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 	return &resources[store.Group, *store.Group]{
-		h: h, rt: schema.Group(), store: h.cfg.Groups, fromTree: groupFromTree,
+		h: h, rt: h.groupRT, store: h.cfg.Groups,
+		fromTree: func(t object) store.Group {
+			g := groupFromTree(t)
+			g.Extensions = extensionsFromTree(h.groupRT, t)
+			return g
+		},
 		common:            func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },
-		extended:          func(*store.Group) bool { return false },
+		extended:          func(g *store.Group) bool { return len(g.Extensions) > 0 },
 		getWithoutMembers: h.cfg.Groups.GetWithoutMembers,
 	}
+}
+
+// hasUnique reports whether the resource type has a host-defined attribute whose uniqueness is
+// "server".
+func (k *resources[T, P]) hasUnique() bool {
+	for a := range k.rt.Attributes {
+		if schema.HostDefined(a) && a.Uniqueness == schema.ServerUnique {
+			return true
+		}
+	}
+	return false
 }
 
 func (k *resources[T, P]) endpoint() string { return k.rt.Endpoint[1:] }
@@ -114,10 +135,14 @@ func (k *resources[T, P]) decode(w http.ResponseWriter, r *http.Request) (T, err
 	return k.fromTree(t), nil
 }
 
-// complete reports a required attribute that t lacks.
+// complete reports a required attribute that t lacks, or a required extension (see
+// checkRequiredExtensions).
 func (k *resources[T, P]) complete(t object) error {
+	if err := checkRequiredExtensions(k.rt, t); err != nil {
+		return err
+	}
 	for a := range k.rt.Attributes {
-		if a.Required {
+		if a.Required && !a.Extension {
 			if _, ok := holder(t, a, false)[a.Name]; !ok {
 				return badRequest(typeInvalidValue, "%s is required", a.Path())
 			}
@@ -139,6 +164,12 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	if err := k.h.checkSizes(k.rt, P(&v), nil); err != nil {
 		k.h.writeError(w, r, err)
 		return
+	}
+	if vals := uniqueValues(k.rt, P(&v)); vals != nil {
+		if err := k.checkUnique(r.Context(), tenant, "", vals); err != nil {
+			k.h.writeError(w, r, err)
+			return
+		}
 	}
 	stored, err := k.store.Create(r.Context(), tenant, v)
 	if err != nil {
@@ -225,8 +256,9 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 		k.updateTyped(w, r, func(v *T) bool { return tp.apply(any(v).(*store.User)) })
 		return
 	}
-	if k.rt.Name == "Group" {
-		if mp, ok := splitMemberPatch(ops); ok {
+	// Uniqueness of host-defined attributes is checked by update only.
+	if k.rt.Name == "Group" && !k.hasUnique() {
+		if mp, ok := splitMemberPatch(k.rt, ops); ok {
 			k.h.patchMembers(w, r, k.h.groups, mp)
 			return
 		}
@@ -252,7 +284,29 @@ func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change func(*T) (T, error)) {
 	ctx := r.Context()
 	cond := ifMatch(r)
-	stored, err := k.store.Update(ctx, r.PathValue("tenant"), r.PathValue("id"), func(v *T) error {
+	tenant, id := r.PathValue("tenant"), r.PathValue("id")
+	// Uniqueness of host-defined attributes is checked with a List, which cannot run inside
+	// the store's Update: against the result of change on the resource as it is now, and
+	// again, to be the same values, on the resource the Update gives.
+	var checked map[*schema.Attribute]filter.Value
+	if k.hasUnique() {
+		cur, err := k.store.Get(ctx, tenant, id)
+		if err != nil {
+			k.h.writeError(w, r, err)
+			return
+		}
+		nv, err := change(cur)
+		if err != nil {
+			k.h.writeError(w, r, err)
+			return
+		}
+		checked = uniqueValues(k.rt, P(&nv))
+		if err := k.checkUnique(ctx, tenant, id, checked); err != nil {
+			k.h.writeError(w, r, err)
+			return
+		}
+	}
+	stored, err := k.store.Update(ctx, tenant, id, func(v *T) error {
 		if _, meta := k.common(v); checkIfMatch(&cond, meta) != nil {
 			return errPreconditionFailed
 		}
@@ -265,6 +319,12 @@ func (k *resources[T, P]) update(w http.ResponseWriter, r *http.Request, change 
 		}
 		if err := k.h.checkSizes(k.rt, P(&nv), P(v)); err != nil {
 			return err
+		}
+		if err := checkImmutable(k.rt, P(v), P(&nv)); err != nil {
+			return err
+		}
+		if k.hasUnique() && !reflect.DeepEqual(uniqueValues(k.rt, P(&nv)), checked) {
+			return &Error{Status: http.StatusConflict, ScimType: typeUniqueness, Detail: "the resource changed during the request; retry"}
 		}
 		// before is v as a client could have written it, without what the store derives
 		// (groups, members' display and type), so it compares equal to an unchanged nv.

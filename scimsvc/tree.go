@@ -1,6 +1,10 @@
 package scimsvc
 
 import (
+	"encoding/json"
+	"strconv"
+	"time"
+
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
@@ -66,6 +70,10 @@ func treeValue(v filter.Value) any {
 		return v.Str
 	case filter.KindBool:
 		return v.Bool
+	case filter.KindNumber: // of host-defined extensions only
+		return json.Number(strconv.FormatFloat(v.Num, 'f', -1, 64))
+	case filter.KindTime: // of host-defined extensions only (meta is read-only)
+		return v.Time.UTC().Format(time.RFC3339Nano)
 	}
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 // FilterValue implements filter.Resource, so filter.Match can evaluate a filter against a user.
 // groups comes from u.Groups, so a backend must fill it before matching a filter that names it.
 func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if schema.HostDefined(a) {
+		return u.Extensions.FilterValue(a, sub, i)
+	}
 	if a.Schema == schema.EnterpriseUserURN {
 		return u.Enterprise.filterValue(a, sub), true
 	}
@@ -200,6 +203,9 @@ func (m *Meta) filterValue(sub *schema.Attribute, resourceType string) filter.Va
 // FilterValue implements filter.Resource for a group. members' display and type come from
 // g.Members as the store filled them.
 func (g *Group) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if schema.HostDefined(a) {
+		return g.Extensions.FilterValue(a, sub, i)
+	}
 	switch a.Name {
 	case "members":
 		if i >= len(g.Members) {

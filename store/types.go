@@ -33,6 +33,8 @@ type User struct {
 	// caller puts here is ignored.
 	Groups     []GroupRef
 	Enterprise EnterpriseUser
+	// Extensions holds the values of host-defined extension schemas.
+	Extensions Extensions `json:",omitempty"`
 	Meta       Meta
 }
 
@@ -113,7 +115,9 @@ type Group struct {
 	// Members lists the users in the group, each once. On write only Value counts; on read the
 	// store fills Display with the member's current userName and Type with "User".
 	Members []Member
-	Meta    Meta
+	// Extensions holds the values of host-defined extension schemas.
+	Extensions Extensions `json:",omitempty"`
+	Meta       Meta
 }
 
 // Member is one member of a group.

@@ -200,6 +200,10 @@ Flags of the service:
   -scim-rate N/UNIT  SCIM requests per API key and tenant: N a second (s), minute (min) or
                      hour (h), such as 25/s (default 200/min)
   -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
+  -scim-extension FILE
+                     add the SCIM extension schemas of FILE, a JSON array of
+                     {"resourceType": "User"|"Group", "required": bool, "schema": {…}}
+                     (RFC 7643 §7), to Users or Groups; may repeat
   -scim-group-no-content
                      answer SCIM PUT and PATCH of a group with 204 No Content instead of 200
                      with the group (Entra ID and Okta accept it): a write then never reads a

@@ -51,6 +51,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		})
 	var demoMode demoFlag
 	fs.Var(&demoMode, "demo", demoUsage)
+	var scimExt scimExtensionFlag
+	fs.Var(&scimExt, "scim-extension", scimExtensionUsage)
 	groupNoContent := fs.Bool("scim-group-no-content", false, "answer SCIM PUT and PATCH of a group with 204 No Content instead of the group")
 	rest, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
@@ -67,6 +69,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	scimRate, err := parseSCIMRate(*scimRateFlag, *scimBurst)
+	if err != nil {
+		return err
+	}
+	withExtensions, err := loadSCIMExtensions(scimExt)
 	if err != nil {
 		return err
 	}
@@ -119,7 +125,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if lim, err = memoryLimiters(scimRate); err != nil {
 		return err
 	}
-	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, trusted, log, mp)
+	svc, err := newServices(b, base, sec, lim, *requirePAR, *groupNoContent, trusted, log, mp, withExtensions)
 	if err != nil {
 		return err
 	}

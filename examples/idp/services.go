@@ -147,14 +147,15 @@ type services struct {
 // newServices builds every API over backend; baseURL is the service's public URL without a
 // trailing slash. groupNoContent is -scim-group-no-content (scimsvc.Config.GroupNoContent). A
 // request from one of trusted (-trusted-proxy) comes from the client its X-Forwarded-For names,
-// for the address limits and the picture login's lock.
+// for the address limits and the picture login's lock. scimConfig may change the SCIM
+// handler's Config further (add extensions).
 func newServices(backend store.Backend, baseURL string, sec *secrets, lim limiters, requirePAR, groupNoContent bool,
-	trusted []netip.Prefix, log *slog.Logger, mp metric.MeterProvider) (*services, error) {
+	trusted []netip.Prefix, log *slog.Logger, mp metric.MeterProvider, scimConfig ...func(*scimsvc.Config)) (*services, error) {
 	var scimAddr func(*http.Request) string
 	if len(trusted) > 0 {
 		scimAddr = func(r *http.Request) string { return clientKey(r, trusted) }
 	}
-	scim, err := scimsvc.New(scimsvc.Config{
+	scimCfg := scimsvc.Config{
 		Tenants:        backend.Tenants,
 		Users:          backend.Users,
 		Groups:         backend.Groups,
@@ -169,7 +170,11 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		MeterProvider:  mp,
 		GroupNoContent: groupNoContent,
 		CursorKey:      sec.cursorKey,
-	})
+	}
+	for _, f := range scimConfig {
+		f(&scimCfg)
+	}
+	scim, err := scimsvc.New(scimCfg)
 	if err != nil {
 		return nil, err
 	}

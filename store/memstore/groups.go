@@ -79,6 +79,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		}
 		rec := &groupRec{g: g}
 		rec.g.Members = nil
+		rec.g.Extensions = g.Extensions.Clone()
 		out = new(store.Group)
 		rec.fill(out)
 		out.Members = toMembers(members)
@@ -131,6 +132,7 @@ func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
 	removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
 	rec.g = *work
 	rec.g.Members = nil
+	rec.g.Extensions = work.Extensions.Clone()
 	addTo(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
 	addTo(t.groupByExtID, rec.g.ExternalID, rec)
 	t.setMembers(rec, members)
@@ -429,6 +431,7 @@ func (t *tenantData) groupIndex(c *filter.Compare) ([]*groupRec, bool) {
 // fill copies the group into dst as callers see it, members' display and type filled.
 func (r *groupRec) fill(dst *store.Group) {
 	*dst = r.g
+	dst.Extensions = r.g.Extensions.Clone()
 	if r.members.live > 0 {
 		dst.Members = make([]store.Member, 0, r.members.live)
 		r.eachMember(func(u *userRec) {

@@ -19,6 +19,9 @@ type userRec struct {
 	groups  []*groupRec
 	pos     int
 	picture *store.PictureCredential // nil until the user enrolls; goes with the user
+	// ext holds the values of host-defined extensions, which the row does not; never changed
+	// once set (an update sets a new copy).
+	ext store.Extensions
 	// nets are the failure counts of picture per source network; epoch is bumped by each
 	// reset of picture's count, and a network whose epoch is older has not failed since.
 	nets  map[string]*netFailures
@@ -57,7 +60,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		if _, dup := t.userByName[key]; dup {
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
-		rec := &userRec{row: encode(&u), version: u.Meta.Version}
+		rec := &userRec{row: encode(&u), version: u.Meta.Version, ext: u.Extensions.Clone()}
 		out = new(store.User)
 		rec.fill(out)
 		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
@@ -104,6 +107,7 @@ func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	t.unindex(rec)
 	rec.row = encode(work)
 	rec.version = work.Meta.Version
+	rec.ext = work.Extensions.Clone()
 	t.index(rec)
 	return nil
 }
@@ -246,6 +250,7 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 func (r *userRec) fill(dst *store.User) {
 	r.row.decode(dst)
 	dst.Meta.Version = r.version
+	dst.Extensions = r.ext.Clone()
 	if len(r.groups) > 0 {
 		dst.Groups = make([]store.GroupRef, len(r.groups))
 		for i, g := range r.groups {
@@ -261,6 +266,9 @@ type userView struct {
 }
 
 func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
+	if schema.HostDefined(a) {
+		return v.r.ext.FilterValue(a, sub, i)
+	}
 	if a.Name != "groups" || a.Schema != schema.UserURN {
 		return v.fields.filterValue(v.r.row, a, sub, i)
 	}

@@ -346,6 +346,9 @@ func newResourceType(rt *ResourceType) *ResourceType {
 	}
 	for _, ext := range rt.Extensions {
 		for _, a := range ext.Schema.Attributes {
+			if a.Extension { // marked already: shared with another resource type
+				continue
+			}
 			a.Extension = true
 			for _, sub := range a.SubAttributes {
 				sub.Extension = true

@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
 )
@@ -38,7 +41,75 @@ type attrRow struct {
 // r.FilterValue, for every attribute of schema.User() (enterprise extension included) or
 // schema.Group() that a filter may name.
 func attrRows(kind resourceKind, r filter.Resource) []attrRow {
-	return resourceAttrRows(attrResourceType(kind), r)
+	rows := resourceAttrRows(attrResourceType(kind), r)
+	switch r := r.(type) {
+	case *store.User:
+		rows = extensionAttrRows(rows, r.Extensions)
+	case *store.Group:
+		rows = extensionAttrRows(rows, r.Extensions)
+	}
+	return rows
+}
+
+// extensionAttrRows appends the rows of the values of host-defined extensions, which the store
+// keeps without their definitions: the rows follow the values' shape as FilterValue reads it
+// (a []any is a multi-valued complex attribute with element markers, a map a complex value) and
+// their JSON type. A string is kept both as written (S) and folded (SF), since the store does not
+// know whether the attribute is caseExact: whereFilter compares a host-defined attribute's
+// caseExact strings on S without asking for SF to be NULL (see stringHolds); one in RFC 3339
+// form is also kept as an instant (T), for a dateTime attribute.
+func extensionAttrRows(rows []attrRow, x store.Extensions) []attrRow {
+	for _, urn := range slices.Sorted(maps.Keys(x)) {
+		obj := x[urn]
+		for _, name := range slices.Sorted(maps.Keys(obj)) {
+			attr := urn + ":" + name
+			switch v := obj[name].(type) {
+			case []any:
+				for i, el := range v {
+					m, _ := el.(map[string]any)
+					row := attrRow{Attr: attr, Idx: i}
+					if len(m) > 0 {
+						row.B = sql.NullBool{Bool: true, Valid: true}
+					}
+					rows = append(rows, row)
+					rows = extensionSubRows(rows, attr, i, m)
+				}
+			case map[string]any:
+				if len(v) > 0 {
+					rows = append(rows, attrRow{Attr: attr, B: sql.NullBool{Bool: true, Valid: true}})
+				}
+				rows = extensionSubRows(rows, attr, 0, v)
+			default:
+				rows = appendExtensionRow(rows, attrRow{Attr: attr}, v)
+			}
+		}
+	}
+	return rows
+}
+
+func extensionSubRows(rows []attrRow, attr string, idx int, m map[string]any) []attrRow {
+	for _, sub := range slices.Sorted(maps.Keys(m)) {
+		rows = appendExtensionRow(rows, attrRow{Attr: attr, Sub: sub, Idx: idx}, m[sub])
+	}
+	return rows
+}
+
+func appendExtensionRow(rows []attrRow, row attrRow, v any) []attrRow {
+	switch v := v.(type) {
+	case string:
+		row.S = sql.NullString{String: v, Valid: true}
+		row.SF = sql.NullString{String: schema.Fold(v), Valid: true}
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			row.T = sql.NullInt64{Int64: attrNanos(t), Valid: true}
+		}
+	case bool:
+		row.B = sql.NullBool{Bool: v, Valid: true}
+	case float64:
+		row.N = sql.NullFloat64{Float64: v, Valid: true}
+	default:
+		return rows
+	}
+	return append(rows, row)
 }
 
 // attrResourceType returns the resource type whose resources are stored with kind.

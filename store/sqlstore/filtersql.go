@@ -318,7 +318,7 @@ func (w *filterSQL) holds(c *filter.Compare, a string) error {
 			return fmt.Errorf("sqlstore: unknown filter operator %q", c.Op)
 		}
 		if def.Type != schema.DateTime {
-			w.stringHolds(c.Op, a, def.CaseExact, c.Key())
+			w.stringHolds(c.Op, a, def, c.Key())
 			return nil
 		}
 		// A dateTime attribute compares instants; a string value there (which no store
@@ -330,7 +330,7 @@ func (w *filterSQL) holds(c *filter.Compare, a string) error {
 		w.b.WriteByte('(')
 		w.timeHolds(c.Op, a, at)
 		w.b.WriteString(" OR ")
-		w.stringHolds(c.Op, a, def.CaseExact, c.Key())
+		w.stringHolds(c.Op, a, def, c.Key())
 		w.b.WriteByte(')')
 		return nil
 	}
@@ -373,13 +373,16 @@ func validOp(op filter.Op) bool {
 // stringHolds writes the comparison of row a's string (sf, or s when exact) with want, by bytes.
 // A comparison on s starts with "s IS NOT NULL AND sf IS NULL", which the rows of a caseExact
 // attribute's strings all satisfy, so that the partial index attrs_exact, which holds those rows
-// only, serves it.
-func (w *filterSQL) stringHolds(op filter.Op, a string, exact bool, want string) {
+// only, serves it; but not for a host-defined extension attribute, whose rows have both s and
+// sf (extensionAttrRows).
+func (w *filterSQL) stringHolds(op filter.Op, a string, def *schema.Attribute, want string) {
 	col := a + ".sf"
-	if exact {
+	if def.CaseExact {
 		col = a + ".s"
-		fmt.Fprintf(&w.b, "(%[1]s.s IS NOT NULL AND %[1]s.sf IS NULL AND ", a)
-		defer w.b.WriteByte(')')
+		if !schema.HostDefined(def) {
+			fmt.Fprintf(&w.b, "(%[1]s.s IS NOT NULL AND %[1]s.sf IS NULL AND ", a)
+			defer w.b.WriteByte(')')
+		}
 	}
 	if want == "" && (op == filter.Co || op == filter.Sw || op == filter.Ew) {
 		w.b.WriteString(col + " IS NOT NULL")

@@ -443,7 +443,10 @@ func candidates(kind resourceKind, tenant string, e filter.Expr) (string, []any,
 			return "", nil, false
 		}
 		cond := "c.sf = ?"
-		if def.CaseExact {
+		switch {
+		case def.CaseExact && schema.HostDefined(def):
+			cond = "c.s = ?" // its rows have sf too (extensionAttrRows)
+		case def.CaseExact:
 			cond = "c.s = ? AND c.sf IS NULL" // attrs_exact's condition
 		}
 		sub := ""

@@ -336,6 +336,9 @@ func (t *txn) putGroupOwnAttrs(ctx context.Context, tenant string, g *store.Grou
 		q.WriteString(`SELECT attr, sub, idx, s, sf, n, b, t FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr = ` + sqlString(a))
 		args = append(args, tenant, string(kindGroup), g.ID)
 	}
+	// And the rows of host-defined extensions, whose paths start with their URN.
+	q.WriteString(` UNION ALL SELECT attr, sub, idx, s, sf, n, b, t FROM attrs WHERE tenant = ? AND kind = ? AND rid = ? AND attr >= 'urn:' AND attr < 'urn;'`)
+	args = append(args, tenant, string(kindGroup), g.ID)
 	rows, err := t.query(ctx, q.String(), args...)
 	if err != nil {
 		return err

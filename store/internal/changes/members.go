@@ -2,6 +2,7 @@ package changes
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/visid/visid/store"
 )
@@ -33,5 +34,6 @@ func Delta(p store.GroupPatch) (add, remove []string, err error) {
 // members and meta, given the group before and after (Members ignored): the change for which it
 // records group.updated.
 func GroupAttrs(before, after *store.Group) bool {
-	return before.ID != after.ID || before.DisplayName != after.DisplayName || before.ExternalID != after.ExternalID
+	return before.ID != after.ID || before.DisplayName != after.DisplayName || before.ExternalID != after.ExternalID ||
+		(len(before.Extensions) > 0 || len(after.Extensions) > 0) && !reflect.DeepEqual(before.Extensions, after.Extensions)
 }

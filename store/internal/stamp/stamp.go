@@ -107,6 +107,9 @@ func sameUser(a, b *store.User) bool {
 		c.Photos = orNil(c.Photos)
 		c.Entitlements = orNil(c.Entitlements)
 		c.X509Certificates = orNil(c.X509Certificates)
+		if len(c.Extensions) == 0 {
+			c.Extensions = nil
+		}
 		return c
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
@@ -116,6 +119,9 @@ func sameUser(a, b *store.User) bool {
 // (by value, each once, in order; display and type are derived).
 func sameGroup(a, b *store.Group) bool {
 	if a.ID != b.ID || a.ExternalID != b.ExternalID || a.DisplayName != b.DisplayName {
+		return false
+	}
+	if (len(a.Extensions) > 0 || len(b.Extensions) > 0) && !reflect.DeepEqual(a.Extensions, b.Extensions) {
 		return false
 	}
 	return slices.Equal(memberValues(a.Members), memberValues(b.Members))

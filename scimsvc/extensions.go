@@ -1,0 +1,193 @@
+package scimsvc
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strconv"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/filter"
+	"github.com/visid/visid/store/schema"
+)
+
+// Host-defined extension schemas (Config.UserExtensions, Config.GroupExtensions) are part of the
+// handler's resource types: decoding, PATCH paths, filters, projection and discovery all follow
+// the resource type, so they serve them as they serve the enterprise extension. This file holds
+// what is particular to them: their values' place in the store (store.Extensions), and the
+// checks of their definitions that the built-in schemas need not make (required extensions,
+// immutable attributes, uniqueness).
+
+// extensionsFromTree returns the values of rt's host-defined extensions in t, in the form
+// store.Extensions keeps them (numbers as float64).
+func extensionsFromTree(rt *schema.ResourceType, t object) store.Extensions {
+	var out store.Extensions
+	for _, x := range rt.Extensions {
+		if x.Schema.ID == schema.EnterpriseUserURN {
+			continue
+		}
+		obj, _ := t[x.Schema.ID].(object)
+		if len(obj) == 0 {
+			continue
+		}
+		if out == nil {
+			out = store.Extensions{}
+		}
+		out[x.Schema.ID] = storeValue(obj).(map[string]any)
+	}
+	return out
+}
+
+// storeValue deep-copies a tree value, turning json.Number into float64.
+func storeValue(v any) any {
+	switch v := v.(type) {
+	case object:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = storeValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = storeValue(e)
+		}
+		return l
+	case json.Number:
+		f, _ := v.Float64()
+		return f
+	}
+	return v
+}
+
+// hostDefined reports whether rt has host-defined extensions.
+func hostDefined(rt *schema.ResourceType) bool {
+	for _, x := range rt.Extensions {
+		if x.Schema.ID != schema.EnterpriseUserURN {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRequiredExtensions reports a required extension t has no value of, and a required
+// attribute of an extension t has values of but not that one. (The core schema's required
+// attributes are checked by complete.)
+func checkRequiredExtensions(rt *schema.ResourceType, t object) error {
+	for _, x := range rt.Extensions {
+		obj, _ := t[x.Schema.ID].(object)
+		if len(obj) == 0 {
+			if x.Required {
+				return badRequest(typeInvalidValue, "the extension %s is required", x.Schema.ID)
+			}
+			continue
+		}
+		for _, a := range x.Schema.Attributes {
+			if a.Required {
+				if _, ok := obj[a.Name]; !ok {
+					return badRequest(typeInvalidValue, "%s is required", a.Path())
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkImmutable reports a host-defined immutable attribute (or sub-attribute) that has a value
+// in before and a different one in after.
+func checkImmutable(rt *schema.ResourceType, before, after filter.Resource) error {
+	for a := range rt.Attributes {
+		if !schema.HostDefined(a) {
+			continue
+		}
+		if a.Mutability == schema.Immutable {
+			if err := sameValues(a, nil, before, after); err != nil {
+				return err
+			}
+		}
+		for _, s := range a.SubAttributes {
+			if s.Mutability == schema.Immutable && a.Mutability != schema.Immutable {
+				if err := sameValues(a, s, before, after); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func sameValues(a, sub *schema.Attribute, before, after filter.Resource) error {
+	for i := 0; ; i++ {
+		was, ok := before.FilterValue(a, sub, i)
+		if !ok {
+			return nil
+		}
+		now, _ := after.FilterValue(a, sub, i)
+		if was.Kind != filter.Absent && !reflect.DeepEqual(was, now) {
+			path := a.Path()
+			if sub != nil {
+				path = sub.Path()
+			}
+			return badRequest(typeMutability, "%s is immutable: its value cannot change", path)
+		}
+	}
+}
+
+// uniqueValues returns the values of res's host-defined attributes whose uniqueness is
+// "server", keyed by attribute.
+func uniqueValues(rt *schema.ResourceType, res filter.Resource) map[*schema.Attribute]filter.Value {
+	var out map[*schema.Attribute]filter.Value
+	for a := range rt.Attributes {
+		if !schema.HostDefined(a) || a.Uniqueness != schema.ServerUnique {
+			continue
+		}
+		if v, _ := res.FilterValue(a, nil, 0); v.Kind != filter.Absent {
+			if out == nil {
+				out = map[*schema.Attribute]filter.Value{}
+			}
+			out[a] = v
+		}
+	}
+	return out
+}
+
+// checkUnique reports, as a 409 uniqueness error, a value of vals that another resource of the
+// tenant (not the one with id self) has. Two concurrent writes of the same value may both pass:
+// the store has no index of host-defined attributes.
+func (k *resources[T, P]) checkUnique(ctx context.Context, tenant, self string, vals map[*schema.Attribute]filter.Value) error {
+	for a, v := range vals {
+		var lit any
+		switch v.Kind {
+		case filter.KindString:
+			lit = v.Str
+		case filter.KindBool:
+			lit = v.Bool
+		case filter.KindNumber:
+			lit = v.Num
+		case filter.KindTime:
+			lit = v.Time
+		default:
+			continue
+		}
+		b, err := json.Marshal(lit)
+		if err != nil {
+			return err
+		}
+		f, err := filter.Parse(a.Path()+" eq "+string(b), k.rt)
+		if err != nil {
+			return err
+		}
+		page, err := k.store.List(ctx, tenant, store.Query{Filter: f, Count: 2})
+		if err != nil {
+			return err
+		}
+		for i := range page.Resources {
+			if id, _ := k.common(&page.Resources[i]); *id != self {
+				return &Error{Status: http.StatusConflict, ScimType: typeUniqueness,
+					Detail: a.Path() + " " + strconv.Quote(clip(string(b))) + " is taken by another " + k.rt.Name}
+			}
+		}
+	}
+	return nil
+}
