@@ -206,6 +206,14 @@ func TestSearchAllTypes(t *testing.T) {
 		m = r.JSON(t)
 		assert.Equal(t, float64(1), m["totalResults"])
 		assert.Equal(t, groups[0], jsonAt(m, "Resources", 0, "id"))
+		// schemas, which both types have, picks one type out of the mixed list.
+		r = e.do("POST", "/acme/.search", searchBody(map[string]any{
+			"filter": `schemas eq "urn:ietf:params:scim:schemas:core:2.0:Group"`}))
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		m = r.JSON(t)
+		assert.Equal(t, float64(2), m["totalResults"])
+		assert.Equal(t, "Group", jsonAt(m, "Resources", 0, "meta", "resourceType"))
+		assert.Equal(t, "Group", jsonAt(m, "Resources", 1, "meta", "resourceType"))
 	})
 }
 
