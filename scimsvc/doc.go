@@ -14,7 +14,8 @@
 //
 // serves GET /scim/v2/{tenant}/ServiceProviderConfig, /ResourceTypes[/{name}], /Schemas[/{urn}],
 // POST, GET, PUT, PATCH and DELETE on /scim/v2/{tenant}/Users[/{id}] and
-// /scim/v2/{tenant}/Groups[/{id}], and POST /scim/v2/{tenant}/Bulk. The endpoint names are also
+// /scim/v2/{tenant}/Groups[/{id}], POST /scim/v2/{tenant}/Bulk, and POST
+// /scim/v2/{tenant}/Users/.search, /Groups/.search and /.search. The endpoint names are also
 // answered in another case (/users); the tenant is case-sensitive. /scim/v2/{tenant}/Me answers
 // every method with 501 and a SCIM error: requests are authenticated as provisioning clients,
 // never as users (see ChangePasswordDocumentationURI).
@@ -22,6 +23,19 @@
 // Users carry the whole core User schema of RFC 7643 §4.1 (ims, photos, entitlements and
 // x509Certificates included; a binary value must be base64) and the enterprise extension, groups
 // the core Group schema; the derived schemas attribute is filterable.
+//
+// # Searching with POST
+//
+// POST /{tenant}/Users/.search and /Groups/.search (RFC 7644 §3.4.3) read a SearchRequest
+// body (filter, sortBy, sortOrder, cursor: strings; attributes, excludedAttributes: arrays of
+// strings; startIndex, count: integers; schemas exactly the SearchRequest URN) and answer as the
+// GET list with the same parameters. A body that is not one JSON object, or has another schema
+// or member, is 400 invalidSyntax; a member of the wrong type is 400 invalidValue. POST
+// /{tenant}/.search lists the matching users then the matching groups, each with its own
+// schemas and meta.resourceType, paged by startIndex and count across both (totalResults is the
+// sum); a filter that names an attribute one type lacks matches nothing of that type, and one
+// valid for neither is 400 invalidFilter; sortBy and cursor are 400 invalidValue there. Searches
+// count as lists for Config.MaxConcurrentLists.
 //
 // # Authentication and limits
 //

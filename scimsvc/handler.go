@@ -158,11 +158,13 @@ func (h *handler) routes() {
 	mux.Handle("/{tenant}/Schemas/{urn}", h.methods(map[string]http.HandlerFunc{"GET": h.schema}))
 	mux.Handle("/{tenant}/Bulk", h.methods(map[string]http.HandlerFunc{"POST": h.bulk}))
 	h.users, h.groups = h.userKind(), h.groupKind()
+	mux.Handle("/{tenant}/.search", h.methods(map[string]http.HandlerFunc{"POST": h.searchAll}))
 	for _, k := range []kind{h.users, h.groups} {
 		mux.Handle("/{tenant}/"+k.endpoint(), h.methods(map[string]http.HandlerFunc{
 			"GET":  k.list,
 			"POST": k.create,
 		}))
+		mux.Handle("/{tenant}/"+k.endpoint()+"/.search", h.methods(map[string]http.HandlerFunc{"POST": k.search}))
 		mux.Handle("/{tenant}/"+k.endpoint()+"/{id}", h.methods(map[string]http.HandlerFunc{
 			"GET":    k.get,
 			"PUT":    k.replace,

@@ -319,7 +319,7 @@ func (h heldUsers) List(ctx context.Context, tenant string, q store.Query) (stor
 
 // TestConcurrentListLimit proves that an API key may have at most MaxConcurrentLists list
 // requests in progress: one more gets 429 with Retry-After at once, whether it lists users or
-// groups, while other requests of the key and lists of other keys go on, and the key may list
+// groups, by GET or by POST .search, while other requests of the key and lists of other keys go on, and the key may list
 // again once its lists are done.
 func TestConcurrentListLimit(t *testing.T) {
 	held := heldUsers{hold: 2, calls: &atomic.Int32{}, entered: make(chan struct{}, 2), release: make(chan struct{})}
@@ -353,6 +353,12 @@ func TestConcurrentListLimit(t *testing.T) {
 
 	for _, path := range []string{"/acme/Users", "/acme/Groups", `/acme/Groups?filter=displayName+eq+"Staff"`} {
 		r := e.do("GET", path, nil)
+		detail := requireSCIMError(t, r, http.StatusTooManyRequests, "")
+		assert.Contains(t, detail, "list requests", path)
+		assert.Equal(t, "1", r.Header.Get("Retry-After"), path)
+	}
+	for _, path := range []string{"/acme/Users/.search", "/acme/Groups/.search", "/acme/.search"} {
+		r := e.do("POST", path, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:SearchRequest"]}`)
 		detail := requireSCIMError(t, r, http.StatusTooManyRequests, "")
 		assert.Contains(t, detail, "list requests", path)
 		assert.Equal(t, "1", r.Header.Get("Retry-After"), path)

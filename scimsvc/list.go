@@ -16,17 +16,11 @@ const listResponseURN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 // list is GET on a resource type: its query parameters (listParamsOf) parsed by parseList and
 // answered by serveList.
 func (k *resources[T, P]) list(w http.ResponseWriter, r *http.Request) {
-	if k.h.lists != nil {
-		key := requestKeyID(r.Context())
-		if !k.h.lists.acquire(key) {
-			k.h.tel.count(r.Context(), k.h.tel.rateLimited, attrLimit, limitLists, r.PathValue("tenant"))
-			w.Header().Set("Retry-After", "1")
-			k.h.writeError(w, r, &Error{Status: http.StatusTooManyRequests,
-				Detail: "too many list requests of this API key are in progress; retry later"})
-			return
-		}
-		defer k.h.lists.release(key)
+	release, ok := k.h.listSlot(w, r)
+	if !ok {
+		return
 	}
+	defer release()
 	tenant := r.PathValue("tenant")
 	p, err := listParamsOf(r.URL.Query())
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 type kind interface {
 	endpoint() string
 	list(w http.ResponseWriter, r *http.Request)
+	search(w http.ResponseWriter, r *http.Request)
 	create(w http.ResponseWriter, r *http.Request)
 	get(w http.ResponseWriter, r *http.Request)
 	replace(w http.ResponseWriter, r *http.Request)
