@@ -3,13 +3,10 @@ package oidc2fa_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,7 +21,6 @@ import (
 	"github.com/visid/visid/oidc2fa/rp"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
-	"github.com/visid/visid/store/sqlstore"
 )
 
 // forEachHintBackend runs test as a subtest on each store visid ships: memstore, SQLite and
@@ -38,57 +34,13 @@ func forEachHintBackend(t *testing.T, test func(t *testing.T, b store.Backend)) 
 	}{
 		{"memstore", func(*testing.T) store.Backend { return memstore.New().Backend() }},
 		{"sqlite", func(t *testing.T) store.Backend {
-			return openHintSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
+			return openSQLBackend(t, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
 		}},
-		{"postgres", func(t *testing.T) store.Backend { return openHintSQL(t, hintPostgresSchema(t)) }},
+		{"postgres", func(t *testing.T) store.Backend { return openSQLBackend(t, postgresDSN(t)) }},
 	}
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) { test(t, bk.open(t)) })
 	}
-}
-
-// openHintSQL opens and migrates a sqlstore at dsn, closed when t ends.
-func openHintSQL(t *testing.T, dsn string) store.Backend {
-	t.Helper()
-	ctx := context.Background()
-	s, err := sqlstore.Open(ctx, dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	s.DB().SetMaxOpenConns(4)
-	require.NoError(t, s.Migrate(ctx))
-	return s.Backend()
-}
-
-// hintPostgresSchema returns a DSN of the database VISID_TEST_POSTGRES_DSN names whose
-// connections use a schema of t's own, dropped when t ends.
-func hintPostgresSchema(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("VISID_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("VISID_REQUIRE_SERVICES") == "1" {
-			t.Fatal("VISID_TEST_POSTGRES_DSN is not set and VISID_REQUIRE_SERVICES=1")
-		}
-		t.Skip("VISID_TEST_POSTGRES_DSN is not set")
-	}
-	admin, err := sql.Open("pgx", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { admin.Close() })
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	schema := fmt.Sprintf("oidc2fa_%x", b)
-	_, err = admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema)
-	require.NoError(t, err, "CREATE SCHEMA")
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("DROP SCHEMA %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // logBuffer collects log lines; safe for concurrent use.
