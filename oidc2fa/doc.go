@@ -98,4 +98,7 @@
 // Expired codes, interactions, pushed requests and access tokens stay in the store until the
 // host calls DeleteExpired on the Codes, Interactions, PushedRequests and AccessTokens stores;
 // the provider starts no goroutines.
+//
+// The guide to the second factor, with a complete host program and the binding of the second
+// factor to the first, is https://github.com/visid/visid/blob/main/docs/second-factor.md.
 package oidc2fa

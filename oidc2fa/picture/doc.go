@@ -125,4 +125,6 @@
 // installs an SDK): attempts by outcome (MetricAttempts), lockouts (MetricLockouts), argon2id
 // computations in flight (MetricHashesInFlight) and the wait for a slot (MetricHashWait), and a
 // span per argon2id computation. No metric or span names a user or carries a point.
+//
+// The guide to the picture login, the smart lockout and enrollment is https://github.com/visid/visid/blob/main/docs/picture-login.md.
 package picture
