@@ -29,6 +29,11 @@
 //	}
 //	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 //
+// There b is a store.Backend (memstore.New().Backend(), or sqlstore's Store.Backend),
+// authenticator the second factor (a *picture.Authenticator from picture.New, or any
+// Authenticator), cookieKey 32 or more secret bytes, and mux the host's *http.ServeMux. The
+// example of New is a complete host program.
+//
 // Clients are registered with RegisterClient, which returns the client secret once.
 //
 // # Binding the second factor to the first

@@ -114,6 +114,11 @@
 //		BaseURL:       "https://id.example.com/oidc",
 //	})
 //
+// There b is a store.Backend (memstore.New().Backend(), or sqlstore's Store.Backend), pepperKey
+// 32 or more secret bytes kept outside the store, the same on every instance, and keys the
+// provider's oidc2fa.Signer (oidc2fa.NewKeyRing). A program seeds a picture password with
+// Authenticator.Enroll (see the example of New).
+//
 // Users enroll through a one-time link: the relying application's backend asks for one at
 // POST {BaseURL}/enroll/{tenant} (oidc2fa/rp's EnrollURL does it), or an administrator makes one
 // with oidc2fa.NewEnrollmentLink.
