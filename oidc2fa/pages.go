@@ -62,12 +62,23 @@ func newTenantPage(l TenantLook) tenantPage {
 func (t tenantPage) csp() string {
 	csp := pageCSP
 	if t.AccentStyle != "" {
-		csp = strings.Replace(csp, "style-src ", "style-src "+StyleHashSource(string(t.AccentStyle))+" ", 1)
+		csp = withSource(csp, "style-src", StyleHashSource(string(t.AccentStyle)))
 	}
 	if t.Look.LogoURL != "" {
-		csp = strings.Replace(csp, "; base-uri", "; img-src 'self'; base-uri", 1)
+		csp = withSource(csp, "img-src", "'self'")
 	}
 	return csp
+}
+
+// withSource returns the Content-Security-Policy csp with source added to the end of its
+// directive (which csp has), or the directive added before base-uri when it has not.
+func withSource(csp, directive, source string) string {
+	i := strings.Index(csp, directive+" ")
+	if i < 0 {
+		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
+	}
+	end := i + strings.IndexByte(csp[i:], ';')
+	return csp[:end] + " " + source + csp[end:]
 }
 
 // tenantTemplates are the parts of the provider's pages that show the tenant's look, the same

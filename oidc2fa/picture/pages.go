@@ -107,13 +107,24 @@ func pageCSP(d *pageData) string {
 	if d.InlineStyle != "" {
 		csp = inlineStyleCSP
 		if d.Tenant.LogoURL != "" {
-			csp = strings.Replace(csp, "; base-uri", "; img-src 'self'; base-uri", 1)
+			csp = withSource(csp, "img-src", "'self'")
 		}
 	}
 	if d.AccentStyle != "" {
-		csp = strings.Replace(csp, "style-src ", "style-src "+oidc2fa.StyleHashSource(string(d.AccentStyle))+" ", 1)
+		csp = withSource(csp, "style-src", oidc2fa.StyleHashSource(string(d.AccentStyle)))
 	}
 	return csp
+}
+
+// withSource returns the Content-Security-Policy csp with source added to the end of its
+// directive (which csp has), or the directive added before base-uri when it has not.
+func withSource(csp, directive, source string) string {
+	i := strings.Index(csp, directive+" ")
+	if i < 0 {
+		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
+	}
+	end := i + strings.IndexByte(csp[i:], ';')
+	return csp[:end] + " " + source + csp[end:]
 }
 
 // render writes the page name with status. It renders into a buffer first, so a template error
