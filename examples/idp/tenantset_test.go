@@ -152,3 +152,12 @@ func TestTenantSetHelp(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "create, list, set")
 }
+
+// TestTenantCreateNameChecked: tenant create refuses a display name the store would refuse,
+// naming --name.
+func TestTenantCreateNameChecked(t *testing.T) {
+	err := run(t.Context(), []string{"tenant", "create", "acme", "--name", "Acme\nCorp", "-db", newStore(t)}, io.Discard, io.Discard)
+	var ue *cli.UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "--name: display name contains a control character", ue.Msg)
+}
