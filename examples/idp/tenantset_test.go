@@ -9,8 +9,11 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,4 +163,35 @@ func TestTenantCreateNameChecked(t *testing.T) {
 	var ue *cli.UsageError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, "--name: display name contains a control character", ue.Msg)
+}
+
+// TestServeTenantLook: what tenant set gives a tenant shows on the service's pages: the
+// enrollment link's page has the logo, which the service serves, and the accent colour.
+func TestServeTenantLook(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "idp.db")
+	s := startService(t, "-db", db)
+	logo, data := writePNG(t)
+	runCmd(t, "tenant", "set", "--tenant", "demo", "--display-name", "Acme Corp", "--logo", logo, "--accent-color", "#0b5d3b", "-db", db)
+	issuer, err := url.Parse(s.vars["issuer"])
+	require.NoError(t, err)
+	base := issuer.Scheme + "://" + issuer.Host
+	link := runCmd(t, "enroll-link", "--tenant", "demo", "--user", "alice", "--base-url", base, "-db", db)["enrollment_url"]
+	require.NotEmpty(t, link)
+
+	resp, err := http.Get(link)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	m := regexp.MustCompile(`<img class="tenant-logo" src="([^"]+)" alt="Acme Corp">`).FindSubmatch(body)
+	require.NotNil(t, m, "the page shows the logo:\n%s", body)
+	assert.Contains(t, string(body), "--accent:#0b5d3b")
+
+	resp, err = http.Get(base + string(m[1]))
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "image/png", resp.Header.Get("Content-Type"))
+	assert.Equal(t, data, got)
 }
