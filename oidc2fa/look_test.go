@@ -9,8 +9,10 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/memstore"
 )
 
 // testLogo is a small PNG.
@@ -62,10 +66,43 @@ func requireStylesAllowed(t *testing.T, csp, body string) {
 // TestLogoRoute: GET and HEAD of a tenant's logo answer it with its type, a strong ETag, a
 // year's immutable caching, nosniff and a sandboxing policy; a conditional GET is 304; a tenant
 // without a logo, an unknown tenant and an old or malformed version are 404.
+// The same on memstore, SQLite and PostgreSQL.
 func TestLogoRoute(t *testing.T) {
-	e := newEnv(t)
+	for _, bk := range []struct {
+		name string
+		open func(t *testing.T) store.Backend
+	}{
+		{"memstore", func(*testing.T) store.Backend { return memstore.New().Backend() }},
+		{"sqlite", func(t *testing.T) store.Backend {
+			return openSQLBackend(t, "sqlite:"+filepath.Join(t.TempDir(), "visid.db"))
+		}},
+		{"postgres", func(t *testing.T) store.Backend { return openSQLBackend(t, postgresDSN(t)) }},
+	} {
+		t.Run(bk.name, func(t *testing.T) { logoRoute(t, bk.open(t)) })
+	}
+}
+
+func logoRoute(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "globex"}))
+	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
+	require.NoError(t, err)
+	handler, err := oidc2fa.New(oidc2fa.Config{
+		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
+		Authenticator: &authtest.Authenticator{}, Signer: keys, BaseURL: testBase,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	e := struct{ handler http.Handler }{handler}
+	setLook := func(fn func(*store.Tenant)) *store.Tenant {
+		t.Helper()
+		tn, err := b.Tenants.Update(ctx, "acme", func(tn *store.Tenant) error { fn(tn); return nil })
+		require.NoError(t, err)
+		return tn
+	}
 	logo := testLogo(t)
-	tn := e.setLook(func(tn *store.Tenant) { tn.Logo = logo })
+	tn := setLook(func(tn *store.Tenant) { tn.Logo = logo })
 	sum := sha256.Sum256(logo)
 	etag := `"` + hex.EncodeToString(sum[:]) + `"`
 
@@ -99,7 +136,7 @@ func TestLogoRoute(t *testing.T) {
 	assert.Equal(t, "GET, HEAD", post.Header().Get("Allow"))
 
 	// A new logo has a new URL; the old one is gone.
-	svg := e.setLook(func(tn *store.Tenant) { tn.Logo = []byte(testSVGLogo) })
+	svg := setLook(func(tn *store.Tenant) { tn.Logo = []byte(testSVGLogo) })
 	require.NotEqual(t, logoPath(tn), logoPath(svg))
 	rec = httpRecord(e.handler, "GET", logoPath(svg))
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -110,10 +147,10 @@ func TestLogoRoute(t *testing.T) {
 
 	var jpg bytes.Buffer
 	require.NoError(t, jpeg.Encode(&jpg, image.NewRGBA(image.Rect(0, 0, 2, 2)), nil))
-	j := e.setLook(func(tn *store.Tenant) { tn.Logo = jpg.Bytes() })
+	j := setLook(func(tn *store.Tenant) { tn.Logo = jpg.Bytes() })
 	assert.Equal(t, "image/jpeg", httpRecord(e.handler, "GET", logoPath(j)).Header().Get("Content-Type"))
 	webp := []byte("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00")
-	w := e.setLook(func(tn *store.Tenant) { tn.Logo = webp })
+	w := setLook(func(tn *store.Tenant) { tn.Logo = webp })
 	assert.Equal(t, "image/webp", httpRecord(e.handler, "GET", logoPath(w)).Header().Get("Content-Type"))
 
 	for name, path := range map[string]string{
@@ -130,7 +167,7 @@ func TestLogoRoute(t *testing.T) {
 		assert.NotEqual(t, "public, max-age=31536000, immutable", rec.Header().Get("Cache-Control"), "%s: a 404 is not cached for long", name)
 		assert.NotContains(t, rec.Header().Get("Content-Type"), "image/", name)
 	}
-	e.setLook(func(tn *store.Tenant) { tn.Logo = nil })
+	setLook(func(tn *store.Tenant) { tn.Logo = nil })
 	assert.Equal(t, http.StatusNotFound, httpRecord(e.handler, "GET", logoPath(w)).Code, "a removed logo")
 }
 
