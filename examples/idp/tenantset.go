@@ -156,12 +156,12 @@ func setTenantLook(ctx context.Context, tenants store.Tenants, id string, look t
 }
 
 // printTenant prints a tenant's line: tenant=… name="…" created=…, then what it has of its look:
-// logo=<type> logo_size=<bytes> accent_color=#rrggbb default_language=<tag>.
+// logo=<media type> accent_color=#rrggbb default_language=<tag>.
 func printTenant(stdout io.Writer, t *store.Tenant) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tenant=%s name=%q created=%s", t.ID, t.DisplayName, formatTime(t.Created))
-	if len(t.Logo) > 0 {
-		fmt.Fprintf(&b, " logo=%s logo_size=%d", t.LogoType, len(t.Logo))
+	if t.LogoType != "" {
+		fmt.Fprintf(&b, " logo=%s", t.LogoType)
 	}
 	if t.AccentColor != "" {
 		fmt.Fprintf(&b, " accent_color=%s", t.AccentColor)
