@@ -49,6 +49,9 @@ type FactorChecker interface {
 type Enrollment struct {
 	// Tenant is the tenant of the user.
 	Tenant string
+	// Look is how the tenant's pages look: its name, logo and accent colour, and its default
+	// language.
+	Look TenantLook
 	// Client is the application the person returns to; its ID is "" when an administrator made
 	// the link, and there is nowhere to return to.
 	Client ClientInfo
@@ -404,9 +407,16 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 				client = c.Name
 			}
 		}
+		look, err := p.look(ctx, tenant)
+		if err != nil {
+			p.internal(w, r, err)
+			return
+		}
+		t := newTenantPage(look)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", pageCSP)
-		_ = linkPageTemplate.Execute(w, linkPageData{Client: client, Action: p.basePath + "/enroll/" + tenant + "/" + token, Style: pageStyle})
+		w.Header().Set("Content-Security-Policy", t.csp())
+		_ = linkPageTemplate.Execute(w, linkPageData{Client: client, Action: p.basePath + "/enroll/" + tenant + "/" + token,
+			Style: pageStyle, tenantPage: t})
 		return
 	}
 	now := p.now()
@@ -468,6 +478,10 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		return
 	}
 	e.User = u
+	if e.Look, err = p.look(ctx, in.Tenant); err != nil {
+		p.internal(w, r, err)
+		return
+	}
 	enroller.ServeEnroll(w, r, e)
 }
 

@@ -58,13 +58,19 @@ func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status
 }
 
 func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title string, e *oauthError) {
+	p.tenantErrorPage(w, r, TenantLook{}, status, title, e)
+}
+
+// tenantErrorPage is errorPage with the look of the tenant the page is about.
+func (p *provider) tenantErrorPage(w http.ResponseWriter, r *http.Request, look TenantLook, status int, title string, e *oauthError) {
 	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
 		"status", status, "error", e.Code, "description", e.Description)
+	t := newTenantPage(look)
 	secureHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Content-Security-Policy", t.csp())
 	w.WriteHeader(status)
-	_ = errorPageTemplate.Execute(w, errorPageData{Title: title, Message: e.Description, Code: e.Code, Style: pageStyle})
+	_ = errorPageTemplate.Execute(w, errorPageData{Title: title, Message: e.Description, Code: e.Code, Style: pageStyle, tenantPage: t})
 }
 
 // redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).

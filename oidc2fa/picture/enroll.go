@@ -83,7 +83,7 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		for _, im := range a.images.list {
 			d.Images = append(d.Images, imageChoice{Name: im.Name, Title: im.Title, URL: e.Path("image/" + im.Name)})
 		}
-		a.render(w, r, http.StatusOK, "enroll", d)
+		a.render(w, r, http.StatusOK, "enroll", d.withTenant(e.Look))
 	case e.Rest == "" && r.Method == http.MethodPost:
 		a.save(w, r, e)
 	case e.Rest == "cancel" && r.Method == http.MethodPost:
@@ -151,8 +151,8 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	case errors.Is(err, errStoring) || errors.Is(err, store.ErrNotFound):
 		a.log.InfoContext(ctx, "picture enrollment refused: another request of the enrollment stores a picture",
 			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
-		a.render(w, r, http.StatusBadRequest, "ended", &pageData{Title: "Picture password",
-			Message: "This enrollment has ended. Nothing was changed by this request."})
+		a.render(w, r, http.StatusBadRequest, "ended", (&pageData{Title: "Picture password",
+			Message: "This enrollment has ended. Nothing was changed by this request."}).withTenant(e.Look))
 		return
 	case err != nil:
 		a.internal(w, r, err)
@@ -192,7 +192,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	}
 	// An administrator's link: no application waits for the person. The enrollment has ended,
 	// so the page links nothing below its URL (no stylesheet).
-	a.render(w, r, http.StatusOK, "done", &pageData{Title: "Picture password ready", InlineStyle: inlineStyle})
+	a.render(w, r, http.StatusOK, "done", (&pageData{Title: "Picture password ready", InlineStyle: inlineStyle}).withTenant(e.Look))
 }
 
 // unclaim lets the enrollment store a picture again after a request failed to store one.
