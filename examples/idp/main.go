@@ -211,6 +211,11 @@ Flags of the service:
                      (RFC 9126); without it only clients registered with --require-par must
   -admin-addr ADDR   the address of the admin server: /metrics (Prometheus), /healthz and
                      /readyz (default 127.0.0.1:9090, off the public port; "" for none)
+  -trusted-proxy CIDR
+                     a reverse proxy or load balancer in front (a CIDR or an address; repeat it
+                     or give a comma list): a request from it names its client in the right-most
+                     X-Forwarded-For address that is not a trusted proxy (default: none, every
+                     request's client is its connection's peer)
   -scim-rate N/UNIT  SCIM requests per API key and tenant: N a second (s), minute (min) or
                      hour (h), such as 25/s (default 200/min)
   -scim-burst N      SCIM requests a key may make at once (default 0: N of -scim-rate)
