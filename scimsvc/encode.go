@@ -110,7 +110,11 @@ func (e *encoder) attribute(r *resourceOut, a *schema.Attribute, p *projection) 
 			if n > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			e.complex(r, a, i, p)
+			if a.Type == schema.Complex {
+				e.complex(r, a, i, p)
+			} else {
+				e.value(v) // a multi-valued simple attribute of a host-defined extension
+			}
 			n++
 		}
 		if n == 0 {
