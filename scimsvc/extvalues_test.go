@@ -88,7 +88,7 @@ func TestExtensionMultiValued(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		ann := r.JSON(t)
 		id := ann["id"].(string)
-		assert.Contains(t, ann["schemas"], staffURN)
+		assert.Equal(t, []any{"urn:ietf:params:scim:schemas:core:2.0:User", staffURN}, ann["schemas"], "the extensions the user has values of")
 		assert.Equal(t, []any{"red", "Blue"}, jsonAt(ann, staffURN, "tags"))
 		assert.Equal(t, []any{3.0, 5.0}, jsonAt(ann, staffURN, "levels"))
 		assert.Equal(t, "Staff", jsonAt(ann, staffURN, "kind"))
@@ -143,6 +143,8 @@ func TestExtensionMultiValued(t *testing.T) {
 			{x + `emails.value eq "ann@ext.example"`, []string{"ann"}},
 			{`emails.value eq "ann@ext.example"`, []string{"bob"}},
 			{`emails[type eq "work"].value eq "ann@ext.example"`, []string{}},
+			{`schemas eq "` + staffURN + `"`, []string{"ann", "bob"}},
+			{`schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`, []string{}},
 		} {
 			assert.Equal(t, tc.want, e.filterNames(tc.filter), tc.filter)
 		}

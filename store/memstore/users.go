@@ -281,6 +281,19 @@ func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, b
 	if schema.HostDefined(a) {
 		return v.r.ext.FilterValue(a, sub, i)
 	}
+	if a.Name == "schemas" && a.Schema == schema.UserURN && len(v.r.ext) > 0 && i > 0 {
+		// After the row's (core, enterprise), the URNs of the host-defined extensions the
+		// user has values of, as store.User's FilterValue lists them.
+		if val, ok := v.fields.filterValue(v.r.row, a, sub, i); ok {
+			return val, true
+		}
+		if _, enterprise := v.fields.filterValue(v.r.row, a, sub, 1); enterprise {
+			i--
+		}
+		var u store.User
+		u.Extensions = v.r.ext
+		return u.FilterValue(a, sub, i)
+	}
 	if a.Name != "groups" || a.Schema != schema.UserURN {
 		return v.fields.filterValue(v.r.row, a, sub, i)
 	}

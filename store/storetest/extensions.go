@@ -100,8 +100,9 @@ func annExtensions() store.Extensions {
 
 // extensionFixture creates, in acme, ann (core externalId "core-1", email ann@core.example,
 // annExtensions), bob (core externalId "X-1" and email ann@ext.example, the values ann has in
-// the extension; extension tags ["green"], badge 8, an emails element without value) and cy
-// (no extension values), and returns their ids by userName.
+// the extension; extension tags ["green"], badge 8, an emails element without value), cy (no
+// extension values) and dee (an enterprise value, extension tags ["grey"]), and returns their
+// ids by userName.
 func extensionFixture(t *testing.T, b store.Backend) map[string]string {
 	t.Helper()
 	mustTenant(t, b, acme)
@@ -111,6 +112,7 @@ func extensionFixture(t *testing.T, b store.Backend) map[string]string {
 		{UserName: "bob", Active: true, ExternalID: "X-1", Emails: []store.MultiValue{{Value: "ann@ext.example", Type: "work"}},
 			Extensions: store.Extensions{extUserURN: {"tags": []any{"green"}, "badge": 8.0, "emails": []any{map[string]any{"type": "work"}}}}},
 		{UserName: "cy", Active: true},
+		{UserName: "dee", Active: true, Enterprise: store.EnterpriseUser{Department: "R&D"}, Extensions: store.Extensions{extUserURN: {"tags": []any{"grey"}}}},
 	} {
 		got, err := b.Users.Create(ctx(), acme, u)
 		require.NoError(t, err, "Users.Create(%q)", u.UserName)
@@ -178,9 +180,9 @@ func extensionFilterCases() []filterCase {
 		{x + `tags eq "blue"`, "ann"},
 		{x + `tags eq "green"`, "bob"},
 		{x + `tags sw "r"`, "ann"},
-		{x + `tags pr`, "ann bob"},
+		{x + `tags pr`, "ann bob dee"},
 		{`not (` + x + `tags pr)`, "cy"},
-		{x + `tags ne "red"`, "ann bob"},
+		{x + `tags ne "red"`, "ann bob dee"},
 		// Simple and complex.
 		{x + `badge gt 7`, "bob"},
 		{x + `badge le 8 and ` + x + `remote eq true`, "ann"},
@@ -189,9 +191,14 @@ func extensionFilterCases() []filterCase {
 		{x + `manager.value eq "m-1"`, ""},
 		{x + `manager.displayName eq "maud"`, "ann"},
 		{x + `manager pr`, "ann"},
-		{`not (` + x + `manager pr)`, "bob cy"},
+		{`not (` + x + `manager pr)`, "bob cy dee"},
 		{x + `emails[value eq "ann@home.example"] and ` + x + `tags eq "red"`, "ann"},
 		{x + `tags eq "green" or ` + x + `userName pr`, "ann bob"},
+		// schemas lists the extensions a user has values of.
+		{`schemas eq "` + extUserURN + `"`, "ann bob dee"},
+		{`schemas eq "` + schema.EnterpriseUserURN + `"`, "dee"},
+		{`schemas eq "` + schema.EnterpriseUserURN + `" and schemas eq "` + extUserURN + `"`, "dee"},
+		{`not (schemas eq "` + extUserURN + `")`, "cy"},
 	}
 }
 
@@ -238,7 +245,7 @@ func testExtensionFiltersAfterWrites(t *testing.T, b store.Backend) {
 	})
 	require.NoError(t, err)
 	check(x+`externalId eq "X-1"`, "cy")
-	check(x+`tags pr`, "bob")
+	check(x+`tags pr`, "bob", "dee")
 	check(`externalId eq "X-1"`, "bob")
 	require.NoError(t, b.Users.Delete(ctx(), acme, ids["cy"]))
 	check(x+`externalId pr`, []string{}...)
@@ -262,6 +269,7 @@ func testExtensionGroupValues(t *testing.T, b store.Backend) {
 	check(`displayName eq "shadow"`, "Shadow")
 	check(x+`codes eq "B"`, "Ops")
 	check(x+`codes eq "b"`, []string{}...) // caseExact
+	check(`schemas eq "`+extGroupURN+`"`, "Ops")
 
 	_, err = b.Groups.Patch(ctx(), acme, ops.ID, store.GroupPatch{Attrs: func(g *store.Group) error {
 		g.Extensions = store.Extensions{extGroupURN: {"codes": []any{"C"}}}
@@ -280,6 +288,7 @@ func testExtensionGroupValues(t *testing.T, b store.Backend) {
 	require.NoError(t, err)
 	assert.Nil(t, mustGetGroup(t, b, acme, ops.ID).Extensions)
 	check(x+`codes pr`, []string{}...)
+	check(`schemas eq "`+extGroupURN+`"`, []string{}...)
 }
 
 func unique(attr, key string) []store.UniqueValue {
