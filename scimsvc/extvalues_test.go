@@ -180,6 +180,14 @@ func TestExtensionMultiValued(t *testing.T) {
 		assert.Equal(t, []string{"ann"}, e.filterNames(x+`tags eq "yellow"`))
 		assert.Equal(t, []string{"bob"}, e.filterNames(x+`levels pr`))
 		assert.Equal(t, "core-1", got["externalId"], "the core externalId is untouched")
+		got = patch(`{"op":"replace","path":"` + x + `externalId","value":"X-2"}`, `{"op":"add","path":"` + x + `emails","value":[{"value":"ann2@ext.example"}]}`)
+		assert.Equal(t, "X-2", jsonAt(got, staffURN, "externalId"))
+		assert.Equal(t, "core-1", got["externalId"], "the core externalId is untouched")
+		assert.Equal(t, []any{map[string]any{"value": "ann@core.example"}}, got["emails"], "the core emails are untouched")
+		assert.Equal(t, []string{"ann"}, e.filterNames(x+`externalId eq "X-2"`))
+		assert.Equal(t, []string{"ann"}, e.filterNames(`externalId eq "core-1"`))
+		assert.Equal(t, []string{"ann"}, e.filterNames(x+`emails.value eq "ann2@ext.example"`))
+		assert.Equal(t, []string{}, e.filterNames(`emails.value eq "ann2@ext.example"`))
 
 		// Refused PATCHes change nothing.
 		for _, tc := range []struct{ name, op, scimType string }{
