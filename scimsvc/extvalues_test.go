@@ -180,7 +180,7 @@ func TestExtensionMultiValued(t *testing.T) {
 		assert.Equal(t, []string{"ann"}, e.filterNames(x+`tags eq "yellow"`))
 		assert.Equal(t, []string{"bob"}, e.filterNames(x+`levels pr`))
 		assert.Equal(t, "core-1", got["externalId"], "the core externalId is untouched")
-		got = patch(`{"op":"replace","path":"` + x + `externalId","value":"X-2"}`, `{"op":"add","path":"` + x + `emails","value":[{"value":"ann2@ext.example"}]}`)
+		got = patch(`{"op":"replace","path":"`+x+`externalId","value":"X-2"}`, `{"op":"add","path":"`+x+`emails","value":[{"value":"ann2@ext.example"}]}`)
 		assert.Equal(t, "X-2", jsonAt(got, staffURN, "externalId"))
 		assert.Equal(t, "core-1", got["externalId"], "the core externalId is untouched")
 		assert.Equal(t, []any{map[string]any{"value": "ann@core.example"}}, got["emails"], "the core emails are untouched")
