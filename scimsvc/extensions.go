@@ -74,8 +74,9 @@ func hostDefined(rt *schema.ResourceType) bool {
 	return false
 }
 
-// checkRequiredExtensions reports a required extension t has no value of, and a required
-// attribute of an extension t has values of but not that one. (The core schema's required
+// checkRequiredExtensions reports a required extension t has no value of, a required
+// attribute of an extension t has values of but not that one, and a value of a complex
+// attribute of an extension without one of its required sub-attributes. (The core schema's required
 // attributes are checked by complete.)
 func checkRequiredExtensions(rt *schema.ResourceType, t object) error {
 	for _, x := range rt.Extensions {
@@ -87,10 +88,34 @@ func checkRequiredExtensions(rt *schema.ResourceType, t object) error {
 			continue
 		}
 		for _, a := range x.Schema.Attributes {
-			if a.Required {
-				if _, ok := obj[a.Name]; !ok {
-					return badRequest(typeInvalidValue, "%s is required", a.Path())
+			v, ok := obj[a.Name]
+			if a.Required && !ok {
+				return badRequest(typeInvalidValue, "%s is required", a.Path())
+			}
+			if ok && a.Type == schema.Complex {
+				if err := checkRequiredSubs(a, v); err != nil {
+					return err
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkRequiredSubs reports a value of the complex attribute a (v, one value or a list of them)
+// that lacks a required sub-attribute of a.
+func checkRequiredSubs(a *schema.Attribute, v any) error {
+	els, ok := v.([]any)
+	if !ok {
+		els = []any{v}
+	}
+	for _, s := range a.SubAttributes {
+		if !s.Required {
+			continue
+		}
+		for _, el := range els {
+			if m, _ := el.(object); m[s.Name] == nil {
+				return badRequest(typeInvalidValue, "%s is required in every value of %s", s.Path(), a.Path())
 			}
 		}
 	}

@@ -113,6 +113,7 @@ func TestExtensionMultiValued(t *testing.T) {
 			{"an object in a simple list", `{"tags": [{"value": "a"}]}`},
 			{"not a canonical value", `{"kind": "intern"}`},
 			{"not a canonical sub-attribute value", `{"addresses": [{"type": "office", "city": "Bergen"}]}`},
+			{"a required sub-attribute missing", `{"manager": {"displayName": "Maud"}}`},
 		} {
 			r := e.do("POST", "/acme/Users", `{"userName": "dan", "`+staffURN+`": `+tc.body+`}`)
 			assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", tc.name, r.Body)
@@ -195,6 +196,7 @@ func TestExtensionMultiValued(t *testing.T) {
 			{"a canonical value broken", `{"op":"replace","path":"` + x + `addresses[type eq \"work\"].type","value":"office"}`, "invalidValue"},
 			{"a wrong type added", `{"op":"add","path":"` + x + `tags","value":[true]}`, "invalidValue"},
 			{"not a canonical value", `{"op":"replace","path":"` + x + `kind","value":"intern"}`, "invalidValue"},
+			{"a required sub-attribute removed", `{"op":"remove","path":"` + x + `manager.value"}`, "invalidValue"},
 		} {
 			r := e.do("PATCH", "/acme/Users/"+id, patchBody(tc.op))
 			assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", tc.name, r.Body)
