@@ -84,7 +84,6 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		rec.g.Members = nil
 		rec.g.Extensions = g.Extensions.Clone()
 		rec.g.Unique = cloneUnique(g.Unique)
-		t.claimUnique('g', rec, nil, rec.g.Unique)
 		out = new(store.Group)
 		rec.fill(out)
 		out.Members = toMembers(members)
@@ -93,6 +92,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		}
 		t.groups.push(rec)
 		t.groupByID[g.ID] = rec
+		t.claimUnique('g', rec, nil, rec.g.Unique)
 		addTo(t.groupByName, schema.Fold(g.DisplayName), rec)
 		addTo(t.groupByExtID, g.ExternalID, rec)
 		t.setMembers(rec, members)
