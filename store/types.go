@@ -161,8 +161,10 @@ type APIKey struct {
 // UniqueValue is a value of an attribute whose uniqueness is "server" (RFC 7643 §7), such as an
 // attribute of a host-defined extension: within a tenant, at most one user (or one group) holds
 // a given Attr and Key. The store compares Attr and Key as bytes and enforces the rule
-// atomically (of concurrent writes of one value at most one succeeds); the caller decides what
-// the key of a value is, so that values the attribute treats as equal have one key.
+// atomically (of concurrent writes of one value at most one succeeds), and a value is free
+// again as soon as its holder drops it or is deleted. Users and groups are apart, and so are
+// tenants. The caller decides what the key of a value is, so that values the attribute treats
+// as equal have one key.
 type UniqueValue struct {
 	// Attr names the attribute, as its canonical path does (schema.Attribute.Path).
 	Attr string
