@@ -216,7 +216,13 @@ func coerce(a *schema.Attribute, v any) (any, error) {
 		}
 		out := make([]any, 0, len(list))
 		for _, el := range list {
-			m, err := coerceComplex(a, el)
+			var m any
+			var err error
+			if a.Type == schema.Complex {
+				m, err = coerceComplex(a, el)
+			} else {
+				m, err = coerceSimple(a, el)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -337,6 +343,9 @@ func coerceSimple(a *schema.Attribute, v any) (any, error) {
 		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
 			return nil, badRequest(typeInvalidValue, "%s must be a dateTime (RFC 3339)", a.Path())
 		}
+	}
+	if err := checkCanonical(a, s); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

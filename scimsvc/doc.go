@@ -103,11 +103,18 @@
 //
 // Config.UserExtensions and Config.GroupExtensions add the host's own extension schemas (RFC
 // 7643 §7), such as Entra ID's urn:ietf:params:scim:schemas:extension:CustomExtensionName:2.0:User,
-// to every tenant of the handler. Their values are checked against the definitions (type,
-// required attributes and required extensions, readOnly and immutable mutability, "server"
-// uniqueness as a 409 uniqueness), kept in store.User.Extensions and store.Group.Extensions, and
-// filtered, patched, projected and described under /Schemas and /ResourceTypes as the enterprise
-// extension is.
+// to every tenant of the handler. An attribute may be simple or complex (with simple
+// sub-attributes), single- or multi-valued. Their values are checked against the definitions
+// (type, canonicalValues, required attributes and required extensions, readOnly and immutable
+// mutability, "server" uniqueness as a 409 uniqueness), kept in store.User.Extensions and
+// store.Group.Extensions, and filtered (value paths on multi-valued complex attributes
+// included), patched, projected, sorted and described under /Schemas and /ResourceTypes as the
+// core and enterprise attributes are; schemas lists, and a schemas filter matches, the
+// extensions a resource has values of. A "server"-unique value is also handed to the store
+// (store.User.Unique, store.Group.Unique), which refuses it atomically when another resource
+// holds it: of concurrent writes of one value exactly one succeeds. Adding a value to a
+// multi-valued simple attribute that holds it already (strings compared as caseExact says)
+// changes nothing; remove with a value array removes the listed values.
 //
 // # Bulk
 //

@@ -34,6 +34,9 @@ func (e *encoder) writeResource(r *resourceOut, p *projection) {
 	}
 	if r.extended {
 		for _, x := range r.rt.Extensions {
+			if len(r.rt.Extensions) > 1 && !hasExtensionValue(r, x.Schema, p) {
+				continue // of several extensions, only those the resource has values of
+			}
 			e.buf = append(e.buf, ',')
 			e.str(x.Schema.ID)
 		}
@@ -79,10 +82,19 @@ func (e *encoder) writeResource(r *resourceOut, p *projection) {
 // selectsExtension reports whether p selects an extension attribute that has a value.
 func selectsExtension(r *resourceOut, p *projection) bool {
 	for _, x := range r.rt.Extensions {
-		for _, a := range x.Schema.Attributes {
-			if v, _ := r.res.FilterValue(a, nil, 0); v.Kind != filter.Absent && p.attr(a) {
-				return true
-			}
+		if hasExtensionValue(r, x.Schema, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasExtensionValue reports whether p selects an attribute of the extension schema s that has a
+// value.
+func hasExtensionValue(r *resourceOut, s *schema.Schema, p *projection) bool {
+	for _, a := range s.Attributes {
+		if v, _ := r.res.FilterValue(a, nil, 0); v.Kind != filter.Absent && p.attr(a) {
+			return true
 		}
 	}
 	return false
@@ -110,7 +122,11 @@ func (e *encoder) attribute(r *resourceOut, a *schema.Attribute, p *projection) 
 			if n > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			e.complex(r, a, i, p)
+			if a.Type == schema.Complex {
+				e.complex(r, a, i, p)
+			} else {
+				e.value(v) // a multi-valued simple attribute of a host-defined extension
+			}
 			n++
 		}
 		if n == 0 {

@@ -75,7 +75,7 @@ func asError(err error) (e *Error, internal bool) {
 		return &Error{Status: http.StatusNotFound, Detail: "resource not found"}, false
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Status: http.StatusConflict, ScimType: typeUniqueness,
-			Detail: "a resource with this userName or id already exists in the tenant"}, false
+			Detail: "a resource with this userName, id or unique value already exists in the tenant"}, false
 	case errors.Is(err, store.ErrMemberNotFound):
 		return badRequest(typeInvalidValue, "a member is not a user of this tenant"), false
 	case errors.Is(err, store.ErrTooManyMembers):

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -71,8 +74,9 @@ func hostDefined(rt *schema.ResourceType) bool {
 	return false
 }
 
-// checkRequiredExtensions reports a required extension t has no value of, and a required
-// attribute of an extension t has values of but not that one. (The core schema's required
+// checkRequiredExtensions reports a required extension t has no value of, a required
+// attribute of an extension t has values of but not that one, and a value of a complex
+// attribute of an extension without one of its required sub-attributes. (The core schema's required
 // attributes are checked by complete.)
 func checkRequiredExtensions(rt *schema.ResourceType, t object) error {
 	for _, x := range rt.Extensions {
@@ -84,10 +88,34 @@ func checkRequiredExtensions(rt *schema.ResourceType, t object) error {
 			continue
 		}
 		for _, a := range x.Schema.Attributes {
-			if a.Required {
-				if _, ok := obj[a.Name]; !ok {
-					return badRequest(typeInvalidValue, "%s is required", a.Path())
+			v, ok := obj[a.Name]
+			if a.Required && !ok {
+				return badRequest(typeInvalidValue, "%s is required", a.Path())
+			}
+			if ok && a.Type == schema.Complex {
+				if err := checkRequiredSubs(a, v); err != nil {
+					return err
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkRequiredSubs reports a value of the complex attribute a (v, one value or a list of them)
+// that lacks a required sub-attribute of a.
+func checkRequiredSubs(a *schema.Attribute, v any) error {
+	els, ok := v.([]any)
+	if !ok {
+		els = []any{v}
+	}
+	for _, s := range a.SubAttributes {
+		if !s.Required {
+			continue
+		}
+		for _, el := range els {
+			if m, _ := el.(object); m[s.Name] == nil {
+				return badRequest(typeInvalidValue, "%s is required in every value of %s", s.Path(), a.Path())
 			}
 		}
 	}
@@ -152,9 +180,40 @@ func uniqueValues(rt *schema.ResourceType, res filter.Resource) map[*schema.Attr
 	return out
 }
 
+// uniqueKeys returns the values of res's host-defined attributes whose uniqueness is "server"
+// as the store keeps them (store.User.Unique, store.Group.Unique), ordered by attribute: a
+// string folded unless its attribute is caseExact, a number, boolean or dateTime in one
+// canonical form. The store refuses a write that would give two resources of a tenant one of
+// them, atomically, so that of concurrent writes of a value at most one succeeds.
+func uniqueKeys(rt *schema.ResourceType, res filter.Resource) []store.UniqueValue {
+	var out []store.UniqueValue
+	for a, v := range uniqueValues(rt, res) {
+		var key string
+		switch v.Kind {
+		case filter.KindString:
+			key = v.Str
+			if !a.CaseExact {
+				key = schema.Fold(v.Str)
+			}
+		case filter.KindNumber:
+			key = strconv.FormatFloat(v.Num, 'g', -1, 64)
+		case filter.KindBool:
+			key = strconv.FormatBool(v.Bool)
+		case filter.KindTime:
+			key = v.Time.UTC().Format(time.RFC3339Nano)
+		default:
+			continue
+		}
+		out = append(out, store.UniqueValue{Attr: a.Path(), Key: key})
+	}
+	slices.SortFunc(out, func(x, y store.UniqueValue) int { return strings.Compare(x.Attr, y.Attr) })
+	return out
+}
+
 // checkUnique reports, as a 409 uniqueness error, a value of vals that another resource of the
-// tenant (not the one with id self) has. Two concurrent writes of the same value may both pass:
-// the store has no index of host-defined attributes.
+// tenant (not the one with id self) has. It runs before the write to name the value in the
+// error; the store's write, which holds the values (uniqueKeys), is what makes the rule hold
+// under concurrent writes.
 func (k *resources[T, P]) checkUnique(ctx context.Context, tenant, self string, vals map[*schema.Attribute]filter.Value) error {
 	for a, v := range vals {
 		var lit any
@@ -190,4 +249,73 @@ func (k *resources[T, P]) checkUnique(ctx context.Context, tenant, self string, 
 		}
 	}
 	return nil
+}
+
+// checkCanonical reports a string value s of a host-defined attribute (or sub-attribute) a that
+// has canonicalValues and is none of them (compared as a's caseExact says). The canonical
+// values of the built-in schemas (emails.type and the like) stay suggestions, as RFC 7643 lets
+// them be: clients send other types.
+func checkCanonical(a *schema.Attribute, s string) error {
+	if len(a.CanonicalValues) == 0 || !schema.HostDefined(a) {
+		return nil
+	}
+	for _, c := range a.CanonicalValues {
+		if c == s || !a.CaseExact && schema.Fold(c) == schema.Fold(s) {
+			return nil
+		}
+	}
+	return badRequest(typeInvalidValue, "%s must be one of its canonicalValues %s, not %s", a.Path(), quoteList(a.CanonicalValues), strconv.Quote(clip(s)))
+}
+
+func quoteList(l []string) string {
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// simpleKey is the identity of a value of the multi-valued simple attribute a: strings compared
+// case-insensitively unless a is caseExact, numbers by value.
+func simpleKey(a *schema.Attribute, v any) string {
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			v = f
+		}
+	}
+	return string(appendKey(nil, a, v))
+}
+
+// addSimpleValues returns the values of the multi-valued simple attribute a, list, with the
+// values of add (a decoded []any) that are not there yet appended (RFC 7644 §3.5.2.1: a value
+// already there is not added again).
+func addSimpleValues(a *schema.Attribute, list, add any) any {
+	have, _ := list.([]any)
+	seen := make(map[string]bool, len(have))
+	for _, v := range have {
+		seen[simpleKey(a, v)] = true
+	}
+	vals, _ := add.([]any)
+	for _, v := range vals {
+		if k := simpleKey(a, v); !seen[k] {
+			seen[k] = true
+			have = append(have, v)
+		}
+	}
+	return listOrNil(have)
+}
+
+// removeSimpleValues returns the values of the multi-valued simple attribute a, list, without
+// those remove (a decoded []any) lists.
+func removeSimpleValues(a *schema.Attribute, list, remove any) any {
+	gone := map[string]bool{}
+	vals, _ := remove.([]any)
+	for _, v := range vals {
+		gone[simpleKey(a, v)] = true
+	}
+	have, _ := list.([]any)
+	kept := have[:0:0]
+	for _, v := range have {
+		if !gone[simpleKey(a, v)] {
+			kept = append(kept, v)
+		}
+	}
+	return listOrNil(kept)
 }

@@ -192,6 +192,9 @@ func TestCustomExtensionInvalid(t *testing.T) {
 		{&schema.Attribute{Name: "1x", Type: schema.String}, `"urn:example:X:1x": not a valid attribute name`},
 		{&schema.Attribute{Name: "c", Type: schema.Complex}, `"urn:example:X:c": a complex attribute needs subAttributes`},
 		{&schema.Attribute{Name: "c", Type: schema.Complex, SubAttributes: []*schema.Attribute{{Name: "s", Type: schema.String, Mutability: "sometimes"}}}, `"urn:example:X:c.s": unknown mutability "sometimes"`},
+		{&schema.Attribute{Name: "c", Type: schema.Complex, SubAttributes: []*schema.Attribute{{Name: "s", Type: schema.String, MultiValued: true}}}, `"urn:example:X:c.s": a sub-attribute cannot be multi-valued`},
+		{&schema.Attribute{Name: "c", Type: schema.Complex, SubAttributes: []*schema.Attribute{{Name: "s", Type: schema.Complex}}}, `"urn:example:X:c.s": a sub-attribute cannot be complex`},
+		{&schema.Attribute{Name: "tags", Type: schema.String, MultiValued: true, Uniqueness: schema.ServerUnique}, `"urn:example:X:tags": only a single-valued simple attribute can be unique`},
 	} {
 		_, err := scimsvc.New(scimsvc.Config{Tenants: mem.Tenants(), Users: mem.Users(), Groups: mem.Groups(), APIKeys: mem.APIKeys(), BaseURL: testBase,
 			UserExtensions: []schema.Extension{{Schema: &schema.Schema{ID: "urn:example:X", Attributes: []*schema.Attribute{tc.attr}}}}})

@@ -179,6 +179,7 @@ func (k *resources[T, P]) patchAttrs(ctx context.Context, g *store.Group, ops []
 		return err
 	}
 	g.DisplayName, g.ExternalID, g.Extensions = nv.DisplayName, nv.ExternalID, nv.Extensions
+	g.Unique = uniqueKeys(k.rt, g)
 	return nil
 }
 

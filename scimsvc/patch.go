@@ -228,6 +228,8 @@ func applyPathless(rt *schema.ResourceType, t object, op patchOp, vals object, s
 func addOrReplace(t object, op string, a *schema.Attribute, v any, seen indexes) error {
 	h := holder(t, a, true)
 	switch {
+	case a.MultiValued && a.Type != schema.Complex && op == "add":
+		put(h, a.Name, addSimpleValues(a, h[a.Name], v))
 	case a.MultiValued && op == "add":
 		list, _ := h[a.Name].([]any)
 		idx := seen[a]
@@ -467,6 +469,12 @@ func remove(t object, p *patchPath, value any) error {
 		m, _ := h[a.Name].(object)
 		delete(m, p.sub.Name)
 		put(h, a.Name, emptyToNil(m))
+	case a.MultiValued && a.Type != schema.Complex && value != nil:
+		v, err := coerce(a, value)
+		if err != nil {
+			return err
+		}
+		put(h, a.Name, removeSimpleValues(a, h[a.Name], v))
 	case a.MultiValued && value != nil:
 		v, err := coerce(a, value)
 		if err != nil {

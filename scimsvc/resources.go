@@ -56,6 +56,7 @@ func (h *handler) userKind() *resources[store.User, *store.User] {
 		fromTree: func(t object) store.User {
 			u := userFromTree(t)
 			u.Extensions = extensionsFromTree(h.userRT, t)
+			u.Unique = uniqueKeys(h.userRT, &u)
 			return u
 		},
 		common:   func(u *store.User) (*string, *store.Meta) { return &u.ID, &u.Meta },
@@ -69,6 +70,7 @@ func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 		fromTree: func(t object) store.Group {
 			g := groupFromTree(t)
 			g.Extensions = extensionsFromTree(h.groupRT, t)
+			g.Unique = uniqueKeys(h.groupRT, &g)
 			return g
 		},
 		common:            func(g *store.Group) (*string, *store.Meta) { return &g.ID, &g.Meta },

@@ -27,8 +27,12 @@ func toTree(rt *schema.ResourceType, res filter.Resource) object {
 				if !ok {
 					break
 				}
-				if v.Kind != filter.Absent {
+				switch {
+				case v.Kind == filter.Absent:
+				case a.Type == schema.Complex:
 					list = append(list, complexTree(a, res, i))
+				default: // a multi-valued simple attribute of a host-defined extension
+					list = append(list, treeValue(v))
 				}
 			}
 			if list != nil {

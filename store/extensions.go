@@ -12,8 +12,9 @@ import (
 // maps a schema URN, as the schema's id spells it, to the extension's object, which maps an
 // attribute name, as the definition spells it, to its value: a string (string, binary,
 // reference and dateTime attributes; a dateTime in RFC 3339 form), a bool, a float64 (integer
-// and decimal), a map[string]any (a complex value, keyed the same way) or a []any of
-// map[string]any (a multi-valued complex attribute). Absent values have no key, and an
+// and decimal), a map[string]any (a complex value, keyed the same way), a []any of
+// map[string]any (a multi-valued complex attribute) or a []any of simple values (a
+// multi-valued simple attribute). Absent values have no key, and an
 // extension without values no entry. A store keeps the values as they are given, without the
 // definitions: checking them is the caller's job (scimsvc does it).
 type Extensions map[string]map[string]any

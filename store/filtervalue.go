@@ -1,6 +1,8 @@
 package store
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/visid/visid/store/filter"
@@ -43,7 +45,7 @@ func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool)
 		g := &u.Groups[i]
 		return pick(sub, "value", g.Value, "display", g.Display, "type", g.Type), true
 	case "schemas":
-		return schemasValue(i, schema.UserURN, u.Enterprise != EnterpriseUser{})
+		return schemasValue(i, schema.UserURN, u.Enterprise != EnterpriseUser{}, u.Extensions)
 	case "id":
 		return filter.StringValue(u.ID), true
 	case "externalId":
@@ -77,15 +79,28 @@ func (u *User) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool)
 }
 
 // schemasValue is the i-th value of a resource's schemas: its core schema's URN, then, when
-// extended is set, the enterprise extension's, as a response lists them.
-func schemasValue(i int, core string, extended bool) (filter.Value, bool) {
+// enterprise is set, the enterprise extension's, then the URN of each host-defined extension x
+// has values of, in the order of the URNs' bytes.
+func schemasValue(i int, core string, enterprise bool, x Extensions) (filter.Value, bool) {
 	switch {
 	case i == 0:
 		return filter.StringValue(core), true
-	case i == 1 && extended:
+	case i == 1 && enterprise:
 		return filter.StringValue(schema.EnterpriseUserURN), true
 	}
-	return filter.Value{}, false
+	i--
+	if enterprise {
+		i--
+	}
+	if i >= len(x) {
+		return filter.Value{}, false
+	}
+	return filter.StringValue(x.urns()[i]), true
+}
+
+// urns returns the URNs of the extensions x has values of, in the order of their bytes.
+func (x Extensions) urns() []string {
+	return slices.Sorted(maps.Keys(x))
 }
 
 func (n *Name) filterValue(sub *schema.Attribute) filter.Value {
@@ -214,7 +229,7 @@ func (g *Group) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool
 		m := &g.Members[i]
 		return pick(sub, "value", m.Value, "display", m.Display, "type", m.Type), true
 	case "schemas":
-		return schemasValue(i, schema.GroupURN, false)
+		return schemasValue(i, schema.GroupURN, false, g.Extensions)
 	case "id":
 		return filter.StringValue(g.ID), true
 	case "externalId":

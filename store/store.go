@@ -60,8 +60,9 @@ type Page[T any] struct {
 type Users interface {
 	// Create stores u in tenant and returns it as stored. An empty u.ID gets a new id
 	// (NewID("user")). ErrNotFound if the tenant does not exist; ErrInvalid if u.UserName is
-	// empty; ErrConflict if the userName (case-insensitively) or the id is taken in the tenant.
-	// Of concurrent creates of one userName exactly one succeeds. u.Groups is ignored. A zero
+	// empty; ErrConflict if the userName (case-insensitively) or the id is taken in the tenant,
+	// or if another user of the tenant holds a value of u.Unique (see UniqueValue). Of
+	// concurrent creates of one userName, or of one unique value, exactly one succeeds. u.Groups is ignored. A zero
 	// u.Meta.Created becomes the time of the create and a zero u.Meta.LastModified becomes
 	// Meta.Created, so every stored user has both; times the caller set are kept.
 	// Meta.Version is 1, whatever the caller set.
@@ -74,7 +75,9 @@ type Users interface {
 	// Update atomically reads the user, calls fn with a copy, and stores what fn leaves: no
 	// other write to the user can come between the read and the write. If fn returns an error,
 	// nothing is stored and Update returns that error as it is. ErrNotFound if the user does
-	// not exist; ErrConflict if fn renamed the user to a userName taken in the tenant;
+	// not exist; ErrConflict if fn renamed the user to a userName taken in the tenant, or gave
+	// it a value of Unique another user holds (of concurrent Updates of different users to one
+	// unique value exactly one succeeds); a value the user drops is free for others at once;
 	// ErrInvalid if fn changed the id or emptied the userName. Changes fn makes to Groups are
 	// ignored. fn must not call the store. It returns the user as stored.
 	//
@@ -120,7 +123,8 @@ type Users interface {
 type Groups interface {
 	// Create stores g in tenant and returns it as stored. An empty g.ID gets a new id
 	// (NewID("group")). Repeated member values are kept once. ErrNotFound if the tenant does
-	// not exist; ErrInvalid if g.DisplayName is empty; ErrConflict if the id is taken;
+	// not exist; ErrInvalid if g.DisplayName is empty; ErrConflict if the id is taken or
+	// another group of the tenant holds a value of g.Unique (as Users.Create for users);
 	// ErrMemberNotFound if a member is not a user of the tenant (nothing is stored). Meta times
 	// and version are set as Users.Create sets them.
 	Create(ctx context.Context, tenant string, g Group) (*Group, error)
@@ -137,8 +141,9 @@ type Groups interface {
 	// other write to the group comes between. Concurrent Updates that each add a member all
 	// take effect. If fn returns an error nothing is stored and Update returns it as it is.
 	// ErrNotFound if the group does not exist; ErrMemberNotFound if fn added a member that is
-	// not a user of the tenant; ErrInvalid if fn changed the id or emptied the displayName.
-	// fn must not call the store. It returns the group as stored. Meta.LastModified moves as
+	// not a user of the tenant; ErrInvalid if fn changed the id or emptied the displayName;
+	// ErrConflict if fn gave the group a value of Unique another group holds. fn must not
+	// call the store. It returns the group as stored. Meta.LastModified moves as
 	// in Users.Update: when fn changed the displayName, the externalId or the member values
 	// (not their derived display and type). Meta.Version moves as in Users.Update, on the
 	// same changes: every write that changes the group's members (by any method) moves it.
@@ -155,7 +160,8 @@ type Groups interface {
 	// ErrNotFound if the group does not exist; ErrMemberNotFound if p.Add names a user that is
 	// not a user of the tenant; ErrInvalid if a user is in both p.Add and p.Remove, or if
 	// p.Attrs changed the id or emptied the displayName; ErrTooManyMembers as p.MaxMembers
-	// says. If p.Attrs returns an error nothing is stored and Patch returns it as it is.
+	// says; ErrConflict if p.Attrs gave the group a value of Unique another group holds (of
+	// concurrent Patches to one unique value exactly one succeeds). If p.Attrs returns an error nothing is stored and Patch returns it as it is.
 	// Nothing is stored on any error.
 	//
 	// Meta.LastModified becomes p.Modified (zero: the time of the write) when the patch

@@ -35,7 +35,11 @@ type User struct {
 	Enterprise EnterpriseUser
 	// Extensions holds the values of host-defined extension schemas.
 	Extensions Extensions `json:",omitempty"`
-	Meta       Meta
+	// Unique lists the user's values that no other user of the tenant may hold (see
+	// UniqueValue): Users.Create and Users.Update fail with ErrConflict, storing nothing, when
+	// another user holds one of them. The store keeps and returns the list as given.
+	Unique []UniqueValue `json:",omitempty"`
+	Meta   Meta
 }
 
 // Name is the components of a user's real name.
@@ -117,7 +121,11 @@ type Group struct {
 	Members []Member
 	// Extensions holds the values of host-defined extension schemas.
 	Extensions Extensions `json:",omitempty"`
-	Meta       Meta
+	// Unique lists the group's values that no other group of the tenant may hold, as
+	// User.Unique does for users: Groups.Create, Groups.Update and Groups.Patch fail with
+	// ErrConflict, storing nothing, when another group holds one of them.
+	Unique []UniqueValue `json:",omitempty"`
+	Meta   Meta
 }
 
 // Member is one member of a group.
@@ -166,4 +174,19 @@ type APIKey struct {
 	LastUsed   time.Time // zero until first used
 	Revoked    bool
 	RevokedAt  time.Time
+}
+
+// UniqueValue is a value of an attribute whose uniqueness is "server" (RFC 7643 §7), such as an
+// attribute of a host-defined extension: within a tenant, at most one user (or one group) holds
+// a given Attr and Key. The store compares Attr and Key as bytes and enforces the rule
+// atomically (of concurrent writes of one value at most one succeeds), and a value is free
+// again as soon as its holder drops it or is deleted. Users and groups are apart, and so are
+// tenants. The caller decides what the key of a value is, so that values the attribute treats
+// as equal have one key.
+type UniqueValue struct {
+	// Attr names the attribute, as its canonical path does (schema.Attribute.Path).
+	Attr string
+	// Key is the value in the form in which equal values are equal: schema.Fold of a string
+	// whose caseExact is false, for instance.
+	Key string
 }

@@ -26,7 +26,11 @@ func TestSCIMExtensionFlag(t *testing.T) {
 	require.NoError(t, os.WriteFile(good, []byte(`[{"resourceType": "User", "required": false, "schema": {
 		"id": "`+testExtURN+`", "name": "CustomExtension", "description": "ours",
 		"attributes": [{"name": "costCode", "type": "string", "multiValued": false, "required": false,
-			"caseExact": false, "mutability": "readWrite", "returned": "default", "uniqueness": "none"}]}}]`), 0o600))
+			"caseExact": false, "mutability": "readWrite", "returned": "default", "uniqueness": "none"},
+			{"name": "tags", "type": "string", "multiValued": true},
+			{"name": "badge", "type": "integer", "uniqueness": "server"},
+			{"name": "desks", "type": "complex", "multiValued": true, "subAttributes": [
+				{"name": "building", "type": "string"}, {"name": "type", "type": "string", "canonicalValues": ["work", "home"]}]}]}}]`), 0o600))
 	p := startProcess(t, bin, dir, nil, "-addr", "127.0.0.1:0", "-db", "sqlite:"+filepath.Join(dir, "idp.db"), "-scim-extension", good)
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
@@ -41,12 +45,15 @@ func TestSCIMExtensionFlag(t *testing.T) {
 		require.NoError(t, err)
 		return resp.StatusCode, string(b)
 	}
-	status, body := do("POST", "/Users", `{"userName": "bea@example.com", "`+testExtURN+`": {"costCode": "CC-1"}}`)
+	status, body := do("POST", "/Users", `{"userName": "bea@example.com", "`+testExtURN+`": {"costCode": "CC-1", "tags": ["a", "b"], "badge": 7, "desks": [{"building": "N", "type": "work"}]}}`)
 	require.Equal(t, http.StatusCreated, status, body)
-	assert.Contains(t, body, `"`+testExtURN+`":{"costCode":"CC-1"}`)
-	status, body = do("GET", "/Users?filter="+url.QueryEscape(testExtURN+`:costCode eq "cc-1"`), "")
+	assert.Contains(t, body, `"`+testExtURN+`":{"costCode":"CC-1","tags":["a","b"],"badge":7,"desks":[{"building":"N","type":"work"}]}`)
+	status, body = do("GET", "/Users?filter="+url.QueryEscape(testExtURN+`:costCode eq "cc-1" and `+testExtURN+`:tags eq "b" and `+testExtURN+`:desks[type eq "work"].building eq "n"`), "")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Contains(t, body, `"totalResults":1`)
+	status, body = do("POST", "/Users", `{"userName": "cy@example.com", "`+testExtURN+`": {"badge": 7}}`)
+	assert.Equal(t, http.StatusConflict, status, body)
+	assert.Contains(t, body, `"scimType":"uniqueness"`)
 	status, body = do("GET", "/Schemas/"+testExtURN, "")
 	assert.Equal(t, http.StatusOK, status, body)
 

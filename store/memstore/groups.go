@@ -77,9 +77,13 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		if err != nil {
 			return err
 		}
+		if err := t.checkUnique('g', nil, g.Unique); err != nil {
+			return err
+		}
 		rec := &groupRec{g: g}
 		rec.g.Members = nil
 		rec.g.Extensions = g.Extensions.Clone()
+		rec.g.Unique = cloneUnique(g.Unique)
 		out = new(store.Group)
 		rec.fill(out)
 		out.Members = toMembers(members)
@@ -88,6 +92,7 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		}
 		t.groups.push(rec)
 		t.groupByID[g.ID] = rec
+		t.claimUnique('g', rec, nil, rec.g.Unique)
 		addTo(t.groupByName, schema.Fold(g.DisplayName), rec)
 		addTo(t.groupByExtID, g.ExternalID, rec)
 		t.setMembers(rec, members)
@@ -128,11 +133,16 @@ func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
 	if err != nil {
 		return err
 	}
+	if err := t.checkUnique('g', rec, work.Unique); err != nil {
+		return err
+	}
 	removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
 	removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+	t.claimUnique('g', rec, rec.g.Unique, work.Unique)
 	rec.g = *work
 	rec.g.Members = nil
 	rec.g.Extensions = work.Extensions.Clone()
+	rec.g.Unique = cloneUnique(work.Unique)
 	addTo(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
 	addTo(t.groupByExtID, rec.g.ExternalID, rec)
 	t.setMembers(rec, members)
@@ -168,6 +178,9 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 			return fmt.Errorf("group %q: displayName cannot be empty: %w", rec.g.ID, store.ErrInvalid)
 		}
 		// Everything is checked before anything changes, so an error stores nothing.
+		if err := t.checkUnique('g', rec, work.Unique); err != nil {
+			return err
+		}
 		var adds, removes []*userRec
 		for _, uid := range add {
 			u, ok := t.userByID[uid]
@@ -216,7 +229,9 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 			addTo(t.groupByName, schema.Fold(work.DisplayName), rec)
 			addTo(t.groupByExtID, work.ExternalID, rec)
 		}
+		t.claimUnique('g', rec, rec.g.Unique, work.Unique)
 		rec.g = work
+		rec.g.Unique = cloneUnique(work.Unique)
 		for _, u := range adds {
 			t.addMember(rec, u)
 		}
@@ -279,6 +294,7 @@ func (gs *Groups) delete(ctx context.Context, tenant, id string, check func(*gro
 		delete(t.groupByID, id)
 		removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
 		removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+		t.claimUnique('g', rec, rec.g.Unique, nil)
 		t.groups.remove(rec.pos)
 		return nil
 	})
@@ -430,8 +446,7 @@ func (t *tenantData) groupIndex(c *filter.Compare) ([]*groupRec, bool) {
 
 // fill copies the group into dst as callers see it, members' display and type filled.
 func (r *groupRec) fill(dst *store.Group) {
-	*dst = r.g
-	dst.Extensions = r.g.Extensions.Clone()
+	r.fillAttrs(dst)
 	if r.members.live > 0 {
 		dst.Members = make([]store.Member, 0, r.members.live)
 		r.eachMember(func(u *userRec) {
@@ -441,7 +456,11 @@ func (r *groupRec) fill(dst *store.Group) {
 }
 
 // fillAttrs copies the group into dst without its members.
-func (r *groupRec) fillAttrs(dst *store.Group) { *dst = r.g }
+func (r *groupRec) fillAttrs(dst *store.Group) {
+	*dst = r.g
+	dst.Extensions = r.g.Extensions.Clone()
+	dst.Unique = cloneUnique(r.g.Unique)
+}
 
 // groupView shows a stored group to filter.Match, its members included.
 type groupView struct{ r *groupRec }

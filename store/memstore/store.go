@@ -42,6 +42,7 @@ type tenantData struct {
 	groupByID    map[string]*groupRec
 	groupByName  map[string][]*groupRec // schema.Fold(displayName)
 	groupByExtID map[string][]*groupRec
+	unique       map[uniqueKey]any // the holder (*userRec or *groupRec) of each store.UniqueValue
 	clients      seq[*clientRec]
 	clientByID   map[string]*clientRec
 	log          eventLog

@@ -22,6 +22,8 @@ type userRec struct {
 	// ext holds the values of host-defined extensions, which the row does not; never changed
 	// once set (an update sets a new copy).
 	ext store.Extensions
+	// unique is the user's store.User.Unique, each value held in tenantData.unique.
+	unique []store.UniqueValue
 	// nets are the failure counts of picture per source network; epoch is bumped by each
 	// reset of picture's count, and a network whose epoch is older has not failed since.
 	nets  map[string]*netFailures
@@ -60,7 +62,10 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		if _, dup := t.userByName[key]; dup {
 			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 		}
-		rec := &userRec{row: encode(&u), version: u.Meta.Version, ext: u.Extensions.Clone()}
+		if err := t.checkUnique('u', nil, u.Unique); err != nil {
+			return err
+		}
+		rec := &userRec{row: encode(&u), version: u.Meta.Version, ext: u.Extensions.Clone(), unique: cloneUnique(u.Unique)}
 		out = new(store.User)
 		rec.fill(out)
 		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
@@ -104,10 +109,14 @@ func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	if other, taken := t.userByName[userNameKey(work.UserName)]; taken && other != rec {
 		return fmt.Errorf("userName %q: %w", work.UserName, store.ErrConflict)
 	}
+	if err := t.checkUnique('u', rec, work.Unique); err != nil {
+		return err
+	}
 	t.unindex(rec)
 	rec.row = encode(work)
 	rec.version = work.Meta.Version
 	rec.ext = work.Extensions.Clone()
+	rec.unique = cloneUnique(work.Unique)
 	t.index(rec)
 	return nil
 }
@@ -120,12 +129,14 @@ func (t *tenantData) index(rec *userRec) {
 	for _, key := range rec.emailKeys() {
 		addTo(t.userByEmail, key, rec)
 	}
+	t.claimUnique('u', rec, nil, rec.unique)
 }
 
 func (t *tenantData) unindex(rec *userRec) {
 	delete(t.userByID, rec.id())
 	delete(t.userByName, userNameKey(rec.userName()))
 	removeFrom(t.userByExtID, rec.externalID(), rec)
+	t.claimUnique('u', rec, rec.unique, nil)
 	for _, key := range rec.emailKeys() {
 		removeFrom(t.userByEmail, key, rec)
 	}
@@ -251,6 +262,7 @@ func (r *userRec) fill(dst *store.User) {
 	r.row.decode(dst)
 	dst.Meta.Version = r.version
 	dst.Extensions = r.ext.Clone()
+	dst.Unique = cloneUnique(r.unique)
 	if len(r.groups) > 0 {
 		dst.Groups = make([]store.GroupRef, len(r.groups))
 		for i, g := range r.groups {
@@ -268,6 +280,19 @@ type userView struct {
 func (v *userView) FilterValue(a, sub *schema.Attribute, i int) (filter.Value, bool) {
 	if schema.HostDefined(a) {
 		return v.r.ext.FilterValue(a, sub, i)
+	}
+	if a.Name == "schemas" && a.Schema == schema.UserURN && len(v.r.ext) > 0 && i > 0 {
+		// After the row's (core, enterprise), the URNs of the host-defined extensions the
+		// user has values of, as store.User's FilterValue lists them.
+		if val, ok := v.fields.filterValue(v.r.row, a, sub, i); ok {
+			return val, true
+		}
+		if _, enterprise := v.fields.filterValue(v.r.row, a, sub, 1); enterprise {
+			i--
+		}
+		var u store.User
+		u.Extensions = v.r.ext
+		return u.FilterValue(a, sub, i)
 	}
 	if a.Name != "groups" || a.Schema != schema.UserURN {
 		return v.fields.filterValue(v.r.row, a, sub, i)

@@ -80,9 +80,10 @@ func copyAttr(a *Attribute) *Attribute {
 // CheckSchema fills the empty mutability, returned and uniqueness of s's attributes with RFC
 // 7643's defaults and checks that s is a usable extension schema in the representation of RFC 7643 §7:
 // an id starting "urn:", and attributes with valid, distinct names (sub-attributes too), a known type,
-// mutability, returned and uniqueness ("global" uniqueness is not supported), multi-valued
-// attributes only complex ones, sub-attributes only on a complex attribute, which must have some, and no complex
-// sub-attribute. The error names the attribute at fault.
+// mutability, returned and uniqueness ("global" uniqueness is not supported, "server" only on
+// a single-valued simple attribute), sub-attributes only on a complex attribute, which must
+// have some, and no complex or multi-valued sub-attribute. Top-level attributes may be
+// multi-valued, simple or complex (RFC 7643 §2.4). The error names the attribute at fault.
 func CheckSchema(s *Schema) error {
 	if !strings.HasPrefix(s.ID, "urn:") || strings.ContainsAny(s.ID, " \t\r\n\"") {
 		return fmt.Errorf("schema: extension schema id %q is not a URN (\"urn:…\", lower-case \"urn\", no spaces or quotes)", clip(s.ID))
@@ -138,8 +139,8 @@ func checkAttrs(prefix string, attrs []*Attribute, sub bool) error {
 		default:
 			return fmt.Errorf("schema: attribute %q: unknown uniqueness %q", clip(path), clip(string(a.Uniqueness)))
 		}
-		if a.MultiValued && a.Type != Complex {
-			return fmt.Errorf("schema: attribute %q: a multi-valued attribute must be complex", clip(path))
+		if a.MultiValued && sub {
+			return fmt.Errorf("schema: attribute %q: a sub-attribute cannot be multi-valued", clip(path))
 		}
 		if a.Uniqueness == ServerUnique && (a.Type == Complex || a.MultiValued || sub) {
 			return fmt.Errorf("schema: attribute %q: only a single-valued simple attribute can be unique", clip(path))

@@ -53,7 +53,8 @@ func attrRows(kind resourceKind, r filter.Resource) []attrRow {
 
 // extensionAttrRows appends the rows of the values of host-defined extensions, which the store
 // keeps without their definitions: the rows follow the values' shape as FilterValue reads it
-// (a []any is a multi-valued complex attribute with element markers, a map a complex value) and
+// (a []any of maps is a multi-valued complex attribute with element markers, a []any of simple
+// values a multi-valued simple attribute with one row a value, a map a complex value) and
 // their JSON type. A string is kept both as written (S) and folded (SF), since the store does not
 // know whether the attribute is caseExact: whereFilter compares a host-defined attribute's
 // caseExact strings on S without asking for SF to be NULL (see stringHolds); one in RFC 3339
@@ -66,7 +67,12 @@ func extensionAttrRows(rows []attrRow, x store.Extensions) []attrRow {
 			switch v := obj[name].(type) {
 			case []any:
 				for i, el := range v {
-					m, _ := el.(map[string]any)
+					m, complexEl := el.(map[string]any)
+					if !complexEl && el != nil {
+						// A multi-valued simple attribute: one row a value, no markers.
+						rows = appendExtensionRow(rows, attrRow{Attr: attr, Idx: i}, el)
+						continue
+					}
 					row := attrRow{Attr: attr, Idx: i}
 					if len(m) > 0 {
 						row.B = sql.NullBool{Bool: true, Valid: true}

@@ -61,6 +61,9 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		case n == 0:
 			return fmt.Errorf("group id %q: %w", g.ID, store.ErrConflict)
 		}
+		if err := tx.putUnique(ctx, tenant, kindGroup, g.ID, nil, g.Unique); err != nil {
+			return err
+		}
 		if out, err = tx.storeGroup(ctx, tenant, doc, members, nil); err != nil {
 			return err
 		}
@@ -112,7 +115,7 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		if err != nil {
 			return err
 		}
-		oldName := work.DisplayName
+		oldName, oldUnique := work.DisplayName, work.Unique
 		ms, err := tx.members(ctx, tenant, []string{id})
 		if err != nil {
 			return err
@@ -133,6 +136,9 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		}
 		members, err := tx.resolveMembers(ctx, tenant, work.Members)
 		if err != nil {
+			return err
+		}
+		if err := tx.putUnique(ctx, tenant, kindGroup, id, oldUnique, work.Unique); err != nil {
 			return err
 		}
 		doc, err := groupDoc(work)
@@ -222,6 +228,7 @@ func (gs *Groups) delete(ctx context.Context, tenant, id string, check func(*sto
 		for _, q := range []string{
 			`DELETE FROM members WHERE tenant = ? AND group_id = ?`,
 			`DELETE FROM attrs WHERE tenant = ? AND kind = 'g' AND rid = ?`,
+			`DELETE FROM unique_values WHERE tenant = ? AND kind = 'g' AND rid = ?`,
 			`DELETE FROM groups WHERE tenant = ? AND id = ?`,
 		} {
 			if _, err := tx.exec(ctx, q, tenant, id); err != nil {

@@ -61,6 +61,9 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 		case work.DisplayName == "":
 			return fmt.Errorf("group %q: displayName cannot be empty: %w", id, store.ErrInvalid)
 		}
+		if err := tx.putUnique(ctx, tenant, kindGroup, id, before.Unique, work.Unique); err != nil {
+			return err
+		}
 		adds, err := tx.newMembers(ctx, tenant, id, add)
 		if err != nil {
 			return err

@@ -222,3 +222,90 @@ func TestMigrateSchemasRows(t *testing.T) {
 		assert.Equal(t, 1, p.TotalResults)
 	})
 }
+
+// Migration 13 gives the users and groups written before it the attrs rows of the host-defined
+// extensions their schemas list, after the enterprise extension's, so a filter on schemas
+// finds them.
+func TestMigrateExtensionSchemasRows(t *testing.T) {
+	t.Parallel()
+	const userURN, otherURN = "urn:example:Ext:2.0:User", "urn:example:Another:2.0:User"
+	const groupURN = "urn:example:Ext:2.0:Group"
+	rt, err := schema.User().WithExtensions(
+		schema.Extension{Schema: &schema.Schema{ID: userURN, Attributes: []*schema.Attribute{{Name: "code", Type: schema.String}}}},
+		schema.Extension{Schema: &schema.Schema{ID: otherURN, Attributes: []*schema.Attribute{{Name: "code", Type: schema.String}}}})
+	require.NoError(t, err)
+	grt, err := schema.Group().WithExtensions(schema.Extension{Schema: &schema.Schema{ID: groupURN, Attributes: []*schema.Attribute{{Name: "code", Type: schema.String}}}})
+	require.NoError(t, err)
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		b := s.Backend()
+		require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+		plain, err := b.Users.Create(ctx, "acme", store.User{UserName: "plain"})
+		require.NoError(t, err)
+		one, err := b.Users.Create(ctx, "acme", store.User{UserName: "one", Extensions: store.Extensions{userURN: {"code": "a"}}})
+		require.NoError(t, err)
+		both, err := b.Users.Create(ctx, "acme", store.User{UserName: "both", Enterprise: store.EnterpriseUser{Department: "R&D"},
+			Extensions: store.Extensions{userURN: {"code": "b"}, otherURN: {"code": "c"}}})
+		require.NoError(t, err)
+		_, err = b.Groups.Create(ctx, "acme", store.Group{DisplayName: "g", Extensions: store.Extensions{groupURN: {"code": "g"}}})
+		require.NoError(t, err)
+		// The database as a version before 13 left it.
+		for _, q := range []string{
+			`DELETE FROM attrs WHERE attr = 'schemas' AND s LIKE 'urn:example:%'`,
+			`DROP TABLE unique_values`,
+			`DELETE FROM schema_migrations WHERE version = 13`,
+		} {
+			_, err := s.DB().ExecContext(ctx, q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, s.Migrate(ctx))
+
+		users := func(f string) []string {
+			e, err := filter.Parse(f, rt)
+			require.NoError(t, err)
+			p, err := b.Users.List(ctx, "acme", store.Query{Filter: e, Count: -1})
+			require.NoError(t, err)
+			ids := []string{}
+			for _, u := range p.Resources {
+				ids = append(ids, u.ID)
+			}
+			return ids
+		}
+		assert.Equal(t, []string{plain.ID, one.ID, both.ID}, users(`schemas eq "urn:ietf:params:scim:schemas:core:2.0:User"`))
+		assert.Equal(t, []string{both.ID}, users(`schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`))
+		assert.Equal(t, []string{one.ID, both.ID}, users(`schemas eq "`+userURN+`"`))
+		assert.Equal(t, []string{both.ID}, users(`schemas eq "`+otherURN+`"`))
+		e, err := filter.Parse(`schemas eq "`+groupURN+`"`, grt)
+		require.NoError(t, err)
+		p, err := b.Groups.List(ctx, "acme", store.Query{Filter: e, Count: -1})
+		require.NoError(t, err)
+		assert.Equal(t, 1, p.TotalResults)
+
+		// The rows are those a write gives: rewriting the users changes none of them.
+		var before []string
+		read := func() []string {
+			rows, err := s.DB().QueryContext(ctx, `SELECT rid || ' ' || idx || ' ' || s || ' ' || sf FROM attrs WHERE attr = 'schemas' ORDER BY rid, idx`)
+			require.NoError(t, err)
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var r string
+				require.NoError(t, rows.Scan(&r))
+				out = append(out, r)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		}
+		before = read()
+		for _, id := range []string{one.ID, both.ID} {
+			_, err := b.Users.Update(ctx, "acme", id, func(u *store.User) error {
+				u.Title = "rewritten"
+				return nil
+			})
+			require.NoError(t, err)
+		}
+		assert.Equal(t, before, read())
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -64,6 +65,9 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 			if err := tx.insertAttrs(ctx, tenant, kindUser, u.ID, rows); err != nil {
 				return err
 			}
+			if err := tx.putUnique(ctx, tenant, kindUser, u.ID, nil, u.Unique); err != nil {
+				return err
+			}
 			return tx.recordEvents(ctx, tenant, p)
 		})
 	}
@@ -82,16 +86,29 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 	// The user.created event, when there is one, is numbered and written by the same
 	// statement: the row of event_heads it updates stays locked until the statement commits,
 	// so the tenant's events are numbered in commit order (recordEvents).
+	// The user's unique values, when it has some, are written by the same statement: a value
+	// another user holds fails it on unique_values' primary key (createFailed).
+	unique := ""
+	if len(u.Unique) > 0 {
+		attrs, keys := uniqueColumns(u.Unique)
+		unique = fmt.Sprintf(`, uv AS (
+			INSERT INTO unique_values (tenant, kind, attr, value, rid)
+			SELECT u.tenant, 'u', x.attr, x.value, u.id FROM u, unnest($%d::text[], $%d::text[]) AS x (attr, value)
+		)`, len(args)+1, len(args)+2)
+		args = append(args, attrs, keys)
+	}
 	recorded := ""
 	if len(events) == 1 {
 		e := events[0]
+		base := len(args)
+		n := func(i int) string { return strconv.Itoa(base + i) }
 		recorded = `, h AS (
 			INSERT INTO event_heads (tenant, last) SELECT u.tenant, 1 FROM u
 			ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + 1
 			RETURNING last
 		), e AS (
 			INSERT INTO events (tenant, seq, type, at, actor, subject_kind, subject_id, data)
-			SELECT $1::text, h.last, $15::text, $16::bigint, $17::text, $18::text, $2::text, $19::text FROM h
+			SELECT $1::text, h.last, $` + n(1) + `::text, $` + n(2) + `::bigint, $` + n(3) + `::text, $` + n(4) + `::text, $2::text, $` + n(5) + `::text FROM h
 		)`
 		args = append(args, string(e.Type), e.Time.UnixNano(), e.Actor, e.SubjectKind, string(e.Data))
 	} else if len(events) > 1 {
@@ -110,7 +127,7 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 			SELECT u.tenant, 'u', u.id, a.attr, a.sub, a.idx, a.s, a.sf, a.n, a.b, a.t
 			FROM u, unnest($7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::float8[], $13::bool[], $14::bigint[])
 				AS a (attr, sub, idx, s, sf, n, b, t)
-		)`+recorded+`
+		)`+unique+recorded+`
 		SELECT count(*) FROM u`, args...).Scan(&n)
 	return t.createFailed(ctx, tenant, u, n, err)
 }
@@ -121,6 +138,8 @@ func (t *txn) createFailed(ctx context.Context, tenant string, u *store.User, n 
 	switch {
 	case isForeignKey(err), err == nil && n == 0:
 		return fmt.Errorf("tenant %q: %w", tenant, store.ErrNotFound)
+	case isUnique(err) && violatedTable(err) == "unique_values":
+		return fmt.Errorf("user %q: a unique value is held by another user: %w", u.ID, store.ErrConflict)
 	case !isUnique(err) || violatedTable(err) == "attrs":
 		return err
 	}
@@ -208,7 +227,7 @@ func (us *Users) updateOptimistic(ctx context.Context, tenant, id string, fn fun
 	if err != nil {
 		return nil, err
 	}
-	oldName := work.UserName
+	oldName, oldUnique := work.UserName, work.Unique
 	work.Groups = append([]store.GroupRef(nil), groups...)
 	p := changes.New(ctx, tenant)
 	before := stamp.CloneUser(work)
@@ -246,6 +265,9 @@ func (us *Users) updateOptimistic(ctx context.Context, tenant, id string, fn fun
 		if err := tx.applyAttrDiff(ctx, tenant, kindUser, id, changed, gone, len(stored) > 0); err != nil {
 			return err
 		}
+		if err := tx.putUnique(ctx, tenant, kindUser, id, oldUnique, out.Unique); err != nil {
+			return err
+		}
 		if err := tx.renamedMember(ctx, tenant, id, oldName, out.UserName, groups); err != nil {
 			return err
 		}
@@ -272,7 +294,7 @@ func (us *Users) updateLocked(ctx context.Context, tenant, id string, fn func(*s
 		if err != nil {
 			return err
 		}
-		oldName := work.UserName
+		oldName, oldUnique := work.UserName, work.Unique
 		refs, err := tx.groupRefs(ctx, tenant, []string{id})
 		if err != nil {
 			return err
@@ -290,6 +312,9 @@ func (us *Users) updateLocked(ctx context.Context, tenant, id string, fn func(*s
 			return err
 		}
 		if err := tx.putAttrs(ctx, tenant, kindUser, id, attrRows(kindUser, o)); err != nil {
+			return err
+		}
+		if err := tx.putUnique(ctx, tenant, kindUser, id, oldUnique, o.Unique); err != nil {
 			return err
 		}
 		if err := changes.User(p, before, o); err != nil {
@@ -429,6 +454,7 @@ func (us *Users) delete(ctx context.Context, tenant, id string, check func(*stor
 			`DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM attrs WHERE tenant = ? AND kind = 'u' AND rid = ?`,
+			`DELETE FROM unique_values WHERE tenant = ? AND kind = 'u' AND rid = ?`,
 			`DELETE FROM users WHERE tenant = ? AND id = ?`,
 		} {
 			if _, err := tx.exec(ctx, q, tenant, id); err != nil {

@@ -58,6 +58,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Events", eventTests()},
 		{"Webhooks", webhookTests()},
 		{"Text", textTests()},
+		{"Extensions", extensionTests()},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
