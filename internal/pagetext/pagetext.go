@@ -81,8 +81,10 @@ type Set struct {
 
 // NewSet returns the set of the built-in languages (English first) with extra added: an extra
 // language the set has overrides the texts it names, one it lacks is added and must give every
-// key English has. what names the caller in errors ("oidc2fa: Config.Languages").
-func NewSet(builtin, extra []Lang, what string) (*Set, error) {
+// key English has. Keys that start with one of open may be given beyond English's (the titles
+// of a host's own images, say) and need not be given. what names the caller in errors
+// ("oidc2fa: Config.Languages").
+func NewSet(builtin, extra []Lang, what string, open ...string) (*Set, error) {
 	if len(builtin) == 0 || builtin[0].Tag != language.English {
 		return nil, fmt.Errorf("%s: the built-in languages must start with English", what)
 	}
@@ -98,7 +100,7 @@ func NewSet(builtin, extra []Lang, what string) (*Set, error) {
 			return nil, fmt.Errorf("%s: a language has no tag", what)
 		}
 		for key, text := range l.Messages {
-			if !knownKey(english, key) {
+			if !knownKey(english, key) && !hasAnyPrefix(key, open) {
 				return nil, fmt.Errorf("%s: language %s: unknown message key %q", what, l.Tag, key)
 			}
 			if text == "" {
@@ -107,7 +109,7 @@ func NewSet(builtin, extra []Lang, what string) (*Set, error) {
 		}
 		msgs, ok := byTag[l.Tag]
 		if !ok {
-			if missing := missingKeys(english, l.Messages); len(missing) > 0 {
+			if missing := missingKeys(english, l.Messages, open); len(missing) > 0 {
 				return nil, fmt.Errorf("%s: language %s lacks the messages %s", what, l.Tag, strings.Join(missing, ", "))
 			}
 			msgs = map[string]string{}
@@ -141,9 +143,12 @@ func knownKey(english map[string]string, key string) bool {
 
 // missingKeys lists the keys of english that msgs lacks; a plural message needs only its
 // "other" form.
-func missingKeys(english, msgs map[string]string) []string {
+func missingKeys(english, msgs map[string]string, open []string) []string {
 	var missing []string
 	for key := range english {
+		if hasAnyPrefix(key, open) {
+			continue
+		}
 		if _, ok := cutPluralSuffix(key); ok && !strings.HasSuffix(key, ".other") {
 			continue // a language gives the plural forms it has; "other" is checked on its own
 		}
@@ -153,6 +158,15 @@ func missingKeys(english, msgs map[string]string) []string {
 	}
 	slices.Sort(missing)
 	return missing
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func cutPluralSuffix(key string) (string, bool) {
@@ -195,6 +209,13 @@ type Texts struct {
 
 // Lang is the language's BCP 47 tag, for <html lang>.
 func (t *Texts) Lang() string { return t.tag.String() }
+
+// Has reports whether the language, or English, has a text for key.
+func (t *Texts) Has(key string) bool {
+	_, ok := t.msgs[key]
+	_, en := t.english[key]
+	return ok || en
+}
 
 // Tag is the language's tag.
 func (t *Texts) Tag() language.Tag { return t.tag }
