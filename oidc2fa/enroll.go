@@ -424,7 +424,9 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 		if tags := pagetext.UILocales(pageLangOf(r).uiLocales); len(tags) > 0 {
 			action += "?" + url.Values{"ui_locales": {strings.Join(tags, " ")}}.Encode()
 		}
-		_ = linkPageTemplate.Execute(w, linkPageData{T: p.pageTexts(r), Client: client, Action: action, Style: pageStyle})
+		t := p.pageTexts(r)
+		w.Header().Set("Content-Language", t.Lang())
+		_ = linkPageTemplate.Execute(w, linkPageData{T: t, Client: client, Action: action, Style: pageStyle})
 		return
 	}
 	now := p.now()

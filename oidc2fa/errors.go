@@ -66,8 +66,10 @@ func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int,
 	secureHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
+	t := p.pageTexts(r)
+	w.Header().Set("Content-Language", t.Lang())
 	w.WriteHeader(status)
-	_ = errorPageTemplate.Execute(w, errorPageData{T: p.pageTexts(r), Title: title, Message: msg, Code: code, Style: pageStyle})
+	_ = errorPageTemplate.Execute(w, errorPageData{T: t, Title: title, Message: msg, Code: code, Style: pageStyle})
 }
 
 // redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).
