@@ -18,7 +18,9 @@ import (
 // noAuthenticator serves no login page: the pages of the provider itself are rendered here.
 type noAuthenticator struct{}
 
-func (noAuthenticator) ServeLogin(w http.ResponseWriter, r *http.Request, _ *Login) { http.NotFound(w, r) }
+func (noAuthenticator) ServeLogin(w http.ResponseWriter, r *http.Request, _ *Login) {
+	http.NotFound(w, r)
+}
 
 // sameWords are words a translation shares with English.
 var sameWords = []string{}
