@@ -15,7 +15,8 @@ import (
 // piece counts only as whole words. same lists pieces that are the same word in the page's
 // language ("Café"). Tests use it to find what a translation forgot.
 func Leftovers(page string, english map[string]string, same ...string) []string {
-	shown := Shown(page)
+	// Arguments a script fills in ({placed}) are no words of the page.
+	shown := argument.ReplaceAllString(Shown(page), " ")
 	var out []string
 	for key, text := range english {
 		for _, piece := range argument.Split(text, -1) {
