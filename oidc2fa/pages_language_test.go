@@ -22,7 +22,6 @@ func (noAuthenticator) ServeLogin(w http.ResponseWriter, r *http.Request, _ *Log
 	http.NotFound(w, r)
 }
 
-
 // TestPagesEveryMessageEveryLanguage renders the error page with every heading and every
 // message, and the enrollment link's page with and without a client, in every built-in
 // language, asked for by Accept-Language: each page names its language in <html lang> and
