@@ -141,3 +141,12 @@ func (p *provider) pageTexts(r *http.Request) *pagetext.Texts {
 	pl := pageLangOf(r)
 	return p.texts.Match(p.preferences(r, pl.uiLocales, pl.tenant)...)
 }
+
+// uiLocalesSupported lists the languages of the pages for discovery (ui_locales_supported).
+func (p *provider) uiLocalesSupported() []string {
+	var out []string
+	for _, tag := range p.texts.Languages() {
+		out = append(out, tag.String())
+	}
+	return out
+}
