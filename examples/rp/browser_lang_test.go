@@ -2,11 +2,13 @@ package main
 
 import (
 	"maps"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
@@ -62,26 +64,39 @@ func (c *chrome) checkLanguage(what string) {
 		"%s: English left in the %s page", what, lang)
 }
 
-// TestBrowserLoginLanguage signs in with the picture in German on a phone: picture.js counts
-// and announces in German.
+// TestBrowserLoginLanguage signs in with the picture in German on a phone and in Japanese on a
+// desktop: visid's page and picture.js count, announce and describe the picture in the
+// browser's language.
 func TestBrowserLoginLanguage(t *testing.T) {
-	exe := findBrowser(t)
-	s := newPictureStack(t)
-	vp := phone
-	vp.lang = "de"
-	c := newChrome(t, exe, vp)
-	c.signIn(s.app, demoEmail, demoPassword)
-	c.checkLanguage("visid's picture login")
-	assert.Equal(t, visidText(vp, "login.title"), c.text("h1"))
-	c.clickPoints(alicePoints[:2])
-	c.waitText("#count", visidText(vp, "script.count.other", "placed", "2", "n", "5"))
-	c.do(chromedp.Click(chromedp.CSS("#undo")))
-	c.waitText("#notice", visidText(vp, "script.removed"))
-	c.waitText("#count", visidText(vp, "script.count.other", "placed", "1", "n", "5"))
-	c.checkLanguage("visid's picture login with a point placed")
-	c.do(chromedp.Click(chromedp.CSS("#start-over")))
-	c.clickPoints(alicePoints)
-	c.waitText("#notice", visidText(vp, "script.loginReady"))
-	c.press("#submit", "p.hint")
-	assert.Equal(t, "alice@example.com passed both factors", c.appHeading())
+	shots, err := os.MkdirTemp("", "visid-browser-")
+	require.NoError(t, err)
+	t.Logf("screenshots in %s (kept)", shots)
+	de, ja := phone, desktop
+	de.name, de.lang = "phone-de", "de"
+	ja.name, ja.lang = "desktop-ja", "ja"
+	for _, vp := range []viewport{de, ja} {
+		t.Run(vp.name, func(t *testing.T) {
+			exe := findBrowser(t)
+			s := newPictureStack(t)
+			c := newChrome(t, exe, vp)
+			c.signIn(s.app, demoEmail, demoPassword)
+			c.checkLanguage("visid's picture login")
+			assert.Equal(t, visidText(vp, "login.title"), c.text("h1"))
+			assert.Equal(t, visidText(vp, "picture.alt", "title", visidText(vp, "image.harbour")),
+				eval[string](c, `document.getElementById("picture").alt`))
+			c.screenshot(shots, "login-"+vp.name+".png")
+			c.clickPoints(alicePoints[:2])
+			c.waitText("#count", visidText(vp, "script.count.other", "placed", "2", "n", "5"))
+			c.do(chromedp.Click(chromedp.CSS("#undo")))
+			c.waitText("#notice", visidText(vp, "script.removed"))
+			c.waitText("#count", visidText(vp, "script.count.other", "placed", "1", "n", "5"))
+			c.checkLanguage("visid's picture login with a point placed")
+			c.do(chromedp.Click(chromedp.CSS("#start-over")))
+			c.clickPoints(alicePoints)
+			c.waitText("#notice", visidText(vp, "script.loginReady"))
+			c.screenshot(shots, "login-"+vp.name+"-ready.png")
+			c.press("#submit", "p.hint")
+			assert.Equal(t, "alice@example.com passed both factors", c.appHeading())
+		})
+	}
 }
