@@ -14,6 +14,8 @@
 //
 // The store records events only for writes whose context carries a store.Change: set
 // scimsvc.Config.Events (and the other handlers' Events) so that they do.
+//
+// The guide to events and webhooks is https://github.com/visid/visid/blob/main/docs/events-webhooks.md.
 package events
 
 import (

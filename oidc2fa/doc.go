@@ -29,6 +29,11 @@
 //	}
 //	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 //
+// There b is a store.Backend (memstore.New().Backend(), or sqlstore's Store.Backend),
+// authenticator the second factor (a *picture.Authenticator from picture.New, or any
+// Authenticator), cookieKey 32 or more secret bytes, and mux the host's *http.ServeMux. The
+// example of New is a complete host program.
+//
 // Clients are registered with RegisterClient, which returns the client secret once.
 //
 // # Binding the second factor to the first
@@ -127,4 +132,7 @@
 // Expired codes, interactions, pushed requests and access tokens stay in the store until the
 // host calls DeleteExpired on the Codes, Interactions, PushedRequests and AccessTokens stores;
 // the provider starts no goroutines.
+//
+// The guide to the second factor, with a complete host program and the binding of the second
+// factor to the first, is https://github.com/visid/visid/blob/main/docs/second-factor.md.
 package oidc2fa

@@ -18,7 +18,7 @@ import (
 // instrumentationName names the provider's meter and tracer.
 const instrumentationName = "github.com/visid/visid/oidc2fa"
 
-// Metric names of the provider. The README's Observability section lists them with their
+// Metric names of the provider. docs/observability.md lists them with their
 // attributes.
 const (
 	// MetricRequestDuration is the time of each request, in seconds, by visid.oidc.endpoint

@@ -57,4 +57,6 @@
 //
 // Memory keeps one token bucket per key in sharded maps and forgets keys whose bucket has
 // refilled, without a goroutine: see Memory for how, and for MaxKeys, its hard cap.
+//
+// The SCIM API's rate limits are described in https://github.com/visid/visid/blob/main/docs/scim.md#rate-limits.
 package ratelimit

@@ -24,7 +24,7 @@ const baselineUsers = 10_000
 
 // BenchmarkVsHandWritten runs the four operations of SCIM provisioning — GET /Users/{id},
 // GET /Users?filter=userName eq "…", PATCH replacing active, POST /Users — against visid's
-// handler (scimsvc over memstore, mounted with http.StripPrefix as the README shows) and against
+// handler (scimsvc over memstore, mounted with http.StripPrefix as docs/scim.md shows) and against
 // a hand-written net/http server over a map with a userName index and encoding/json, which does
 // no SCIM validation. Both hold 10,000 users and are served over loopback HTTP with keep-alive
 // in the same run. The figures to quote are, per operation, bare's time per op divided by

@@ -59,11 +59,11 @@ const (
 	DefaultCursorTimeout = time.Hour
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
-	DefaultDocumentationURI = "https://github.com/visid/visid#hosting-the-scim-api"
+	DefaultDocumentationURI = "https://github.com/visid/visid/blob/main/docs/scim.md"
 	// ChangePasswordDocumentationURI is the ServiceProviderConfig's
 	// changePassword.documentationUri: it explains why changePassword is not supported (visid
 	// keeps no passwords) and why /Me answers 501.
-	ChangePasswordDocumentationURI = "https://github.com/visid/visid#passwords-and-me"
+	ChangePasswordDocumentationURI = "https://github.com/visid/visid/blob/main/docs/scim.md#passwords-and-me"
 )
 
 // Config configures the SCIM handler. The four stores and BaseURL are required; every other

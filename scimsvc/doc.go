@@ -148,4 +148,7 @@
 //
 // Errors are SCIM Error bodies with the scimType of RFC 7644 §3.12; a 500 says nothing of its
 // cause, which is logged.
+//
+// The guide to hosting the SCIM API, with a runnable program, Entra ID and Okta, paging, Bulk,
+// ETags and extensions, is https://github.com/visid/visid/blob/main/docs/scim.md.
 package scimsvc

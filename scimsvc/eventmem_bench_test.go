@@ -16,7 +16,7 @@ import (
 // BenchmarkEventLogMemory POSTs users through the handler over memstore with the event log off
 // and on, and reports the live heap per user after a GC (heap-B/user) and, with events, what
 // the log adds per event (log-B/event, against the run without events). It POSTs 2,000 users;
-// VISID_BENCH_EVENT_USERS sets another number (100000 for the figure the README quotes). Run
+// VISID_BENCH_EVENT_USERS sets another number (100000 for the figure docs/events-webhooks.md quotes). Run
 // it with -benchtime 1x: each iteration POSTs them all.
 func BenchmarkEventLogMemory(b *testing.B) {
 	n := 2000

@@ -19,7 +19,7 @@ import (
 // instrumentationName names the meter and tracer of the SCIM handler.
 const instrumentationName = "github.com/visid/visid/scimsvc"
 
-// Metric names of the SCIM handler. The README's Observability section lists them with their
+// Metric names of the SCIM handler. docs/observability.md lists them with their
 // attributes; Prometheus shows each with dots as underscores, a counter with "_total" and the
 // duration with "_seconds".
 const (

@@ -19,4 +19,6 @@
 // from an index rather than skip to.
 //
 // Errors are the sentinels below, wrapped with context: test them with errors.Is.
+//
+// Choosing a store, and running one in production, is described in https://github.com/visid/visid/blob/main/docs/production.md#choosing-a-store.
 package store

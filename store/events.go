@@ -44,6 +44,11 @@ const (
 	// each tenant the key may act on: its data is the key without its secret's hash.
 	EventAPIKeyCreated EventType = "apikey.created"
 	EventAPIKeyRevoked EventType = "apikey.revoked"
+
+	// EventTenantUpdated is recorded by Tenants.Update under a Change when the tenant's
+	// display name or look changed: its data names what changed ("changed") and gives the
+	// values after the change, the logo as its type, size and SHA-256, never its bytes.
+	EventTenantUpdated EventType = "tenant.updated"
 )
 
 // Subject kinds: what an event's SubjectID names.
@@ -52,6 +57,7 @@ const (
 	SubjectGroup  = "group"
 	SubjectClient = "client"
 	SubjectAPIKey = "apikey"
+	SubjectTenant = "tenant"
 )
 
 // Event is one entry of a tenant's event log.

@@ -205,7 +205,8 @@ type GroupPatch struct {
 //
 // Every method is safe for concurrent use.
 type Tenants interface {
-	// Create stores t. ErrInvalid if t.ID is not a valid tenant id (see Tenant.ID);
+	// Create stores t. ErrInvalid if t.ID is not a valid tenant id (see Tenant.ID) or
+	// CheckTenant refuses t's display name or look;
 	// ErrConflict if a tenant with that id exists. Of concurrent creates of one id exactly one
 	// succeeds.
 	Create(ctx context.Context, t Tenant) error
@@ -215,6 +216,13 @@ type Tenants interface {
 
 	// List returns every tenant, ordered by id.
 	List(ctx context.Context) ([]Tenant, error)
+
+	// Update applies fn to a copy of the tenant and stores the result atomically: of
+	// concurrent updates none is lost. It returns the tenant as stored. ErrNotFound if it does
+	// not exist; ErrInvalid if fn changed the id or left a value CheckTenant refuses (nothing
+	// is stored then); an error of fn is returned as it is, and nothing is stored. Under a
+	// Change it records tenant.updated when anything changed.
+	Update(ctx context.Context, id string, fn func(*Tenant) error) (*Tenant, error)
 
 	// Delete removes the tenant with all its users (and their picture credentials), groups and clients. ErrNotFound if it does
 	// not exist.

@@ -131,9 +131,27 @@ type Member struct {
 type Tenant struct {
 	// ID is the tenant's name in URLs (/scim/v2/{tenant}): 1 to 63 characters from a-z, 0-9,
 	// '-' and '_', starting with a letter or digit.
-	ID          string
+	ID string
+	// DisplayName is the tenant's name for people, the heading of its sign-in pages: at most
+	// MaxDisplayNameLength characters, no control characters.
 	DisplayName string
 	Created     time.Time
+
+	// The tenant's look on its sign-in and enrollment pages; each zero value means visid's
+	// own. Stores check and canonicalize them with CheckTenant on every write.
+
+	// Logo is an image (PNG, JPEG, WebP or SVG) of at most MaxLogoSize bytes; nil for none.
+	Logo []byte
+	// LogoType is Logo's media type (LogoPNG, LogoJPEG, LogoWebP, LogoSVG), and LogoHash its
+	// SHA-256, which versions the logo's URL: both set by the store from Logo.
+	LogoType string
+	LogoHash [32]byte
+	// AccentColor is the colour of the pages' buttons and focus rings, "#rrggbb", contrasting
+	// with PageBackground and ButtonText by at least MinAccentContrast.
+	AccentColor string
+	// DefaultLanguage is the BCP 47 tag of the language of the tenant's pages when the browser
+	// asks for none the pages have, in canonical form ("de-CH").
+	DefaultLanguage string
 }
 
 // APIKey is a bearer key for the SCIM API. Only the SHA-256 of its secret is stored.

@@ -38,4 +38,6 @@
 // (DialControl), so a name whose answer changes later gets nothing either. Redirects are never
 // followed. EndpointSpec.AllowPrivateTargets and Config.AllowPrivateTargets lift the check, for
 // development only.
+//
+// The guide to events and webhooks, with a runnable receiver, is https://github.com/visid/visid/blob/main/docs/events-webhooks.md#webhooks.
 package webhooks

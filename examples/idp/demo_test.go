@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,10 +195,10 @@ func pgStore(t *testing.T) string {
 	return postgresSchema(t, serviceEnv(t, "VISID_TEST_POSTGRES_DSN"))
 }
 
-// TestREADMEProductionStart: the README shows what the first start outside demo mode prints.
+// TestREADMEProductionStart: the documentation (docs/production.md) shows what the first start
+// outside demo mode prints.
 func TestREADMEProductionStart(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
+	readme := allDocs(t)
 	var out strings.Builder
 	printProduction(&out, "http://127.0.0.1:8080", "sqlite:prod.db", 0)
 	lines := 0
@@ -207,7 +206,7 @@ func TestREADMEProductionStart(t *testing.T) {
 		if strings.HasPrefix(line, "Then give") {
 			break // the README stops before the last lines
 		}
-		assert.Contains(t, string(readme), strings.TrimSpace("# "+line), "README.md lacks the line %q", line)
+		assert.Contains(t, readme, strings.TrimSpace("# "+line), "README.md and docs/ lack the line %q", line)
 		lines++
 	}
 	assert.Greater(t, lines, 8)

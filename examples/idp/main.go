@@ -24,6 +24,9 @@
 // tenants=N, then, on a store without tenants, the admin commands that create the first tenant,
 // its API key and its client. Admin commands never create a store, and flags may come before
 // or after them. Logs go to stderr.
+//
+// The quick start is in the README, https://github.com/visid/visid/blob/main/README.md#quick-start, and every flag and admin
+// command in https://github.com/visid/visid/blob/main/docs/operators.md.
 package main
 
 import (

@@ -12,6 +12,8 @@
 // and open http://127.0.0.1:8081 in a browser. The demo user is alice@example.com, with the
 // password "correct horse battery staple". On start the application prints rp_url=… and a
 // blank line, for scripts to read, then hints. Logs go to stderr.
+//
+// The README walks through it: https://github.com/visid/visid/blob/main/README.md#try-the-second-factor-in-a-browser.
 package main
 
 import (

@@ -11,6 +11,8 @@
 // OnEnroll, if set, and finishes the enrollment: the browser goes back to the client, or, for an
 // administrator's link without a client, sees a page saying "Enrolled.". Cancel ends the
 // enrollment without a factor.
+//
+// The second factor and its Authenticator seam are described in https://github.com/visid/visid/blob/main/docs/second-factor.md.
 package authtest
 
 import (

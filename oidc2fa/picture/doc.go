@@ -114,6 +114,11 @@
 //		BaseURL:       "https://id.example.com/oidc",
 //	})
 //
+// There b is a store.Backend (memstore.New().Backend(), or sqlstore's Store.Backend), pepperKey
+// 32 or more secret bytes kept outside the store, the same on every instance, and keys the
+// provider's oidc2fa.Signer (oidc2fa.NewKeyRing). A program seeds a picture password with
+// Authenticator.Enroll (see the example of New).
+//
 // Users enroll through a one-time link: the relying application's backend asks for one at
 // POST {BaseURL}/enroll/{tenant} (oidc2fa/rp's EnrollURL does it), or an administrator makes one
 // with oidc2fa.NewEnrollmentLink.
@@ -136,4 +141,6 @@
 // installs an SDK): attempts by outcome (MetricAttempts), lockouts (MetricLockouts), argon2id
 // computations in flight (MetricHashesInFlight) and the wait for a slot (MetricHashWait), and a
 // span per argon2id computation. No metric or span names a user or carries a point.
+//
+// The guide to the picture login, the smart lockout and enrollment is https://github.com/visid/visid/blob/main/docs/picture-login.md.
 package picture

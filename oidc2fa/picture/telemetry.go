@@ -13,7 +13,7 @@ import (
 // instrumentationName names the picture login's meter and tracer.
 const instrumentationName = "github.com/visid/visid/oidc2fa/picture"
 
-// Metric names of the picture login. The README's Observability section lists them with their
+// Metric names of the picture login. docs/observability.md lists them with their
 // attributes.
 const (
 	// MetricAttempts counts the points submitted, by visid.outcome: "succeeded",

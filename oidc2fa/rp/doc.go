@@ -183,4 +183,6 @@
 // The JWKS is fetched at the first Callback and kept for its Cache-Control max-age. A token
 // whose kid is unknown — the provider rotated its key — triggers a new fetch, at most once per
 // JWKSRefreshInterval; when a refresh fails, the keys already known keep working.
+//
+// The guide to the relying side, and to binding the second factor to the first, is https://github.com/visid/visid/blob/main/docs/second-factor.md#the-relying-side-in-go-oidc2farp.
 package rp

@@ -38,4 +38,6 @@
 // comments they check. Run a single one with, for example,
 //
 //	go test -run 'TestConformance/ConcurrentAllowsOnOneKey' ./ratelimit
+//
+// The SCIM API's rate limits are described in https://github.com/visid/visid/blob/main/docs/scim.md#rate-limits.
 package ratelimittest

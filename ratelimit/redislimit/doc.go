@@ -78,4 +78,6 @@
 // then decides without Redis for a second before trying it again, and logs the failure at most
 // once a minute. It needs Redis 5 or later (scripts replicated by their effects), or
 // Valkey; it is tested on Redis 7.
+//
+// Redis for the rate limits of several instances is described in https://github.com/visid/visid/blob/main/docs/production.md#redis-for-the-scim-rate-limits.
 package redislimit

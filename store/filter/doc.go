@@ -16,4 +16,6 @@
 //
 // Limits bound a filter's length, expression count and nesting depth, so a hostile filter is
 // rejected in microseconds.
+//
+// The filter semantics, as SCIM clients see them, are in https://github.com/visid/visid/blob/main/docs/scim.md#filter-semantics.
 package filter

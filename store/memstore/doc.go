@@ -23,4 +23,6 @@
 // A user is stored as one pointer-free row (see row.go): the garbage collector never scans it,
 // and a lookup touches one block of memory. Every value going in or out is copied, so callers
 // never share memory with the store.
+//
+// The guide to the stores is https://github.com/visid/visid/blob/main/docs/production.md#using-the-in-memory-store.
 package memstore

@@ -135,6 +135,10 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	if !store.ValidTenantID(t.ID) {
 		return fmt.Errorf("tenant id %q: %w", t.ID, store.ErrInvalid)
 	}
+	t.Logo = slices.Clone(t.Logo)
+	if err := store.CheckTenant(&t); err != nil {
+		return fmt.Errorf("tenant %q: %w", t.ID, err)
+	}
 	s := ts.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,12 +161,57 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 
 // Get implements store.Tenants.
 func (ts *Tenants) Get(ctx context.Context, id string) (*store.Tenant, error) {
-	t, err := ts.s.tenant(ctx, id)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s := ts.s
+	s.mu.RLock() // t.info changes under s.mu
+	defer s.mu.RUnlock()
+	t, ok := s.tenants[id]
+	if !ok {
+		return nil, fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
 	info := t.info
+	info.Logo = slices.Clone(info.Logo)
 	return &info, nil
+}
+
+// Update implements store.Tenants. It holds the store's lock, then the tenant's (for its event
+// log), the order every writer takes them in.
+func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant) error) (*store.Tenant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := ts.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tenants[id]
+	if !ok {
+		return nil, fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	before := t.info
+	work := before
+	work.Logo = slices.Clone(before.Logo)
+	if err := fn(&work); err != nil {
+		return nil, err
+	}
+	if work.ID != id {
+		return nil, fmt.Errorf("tenant %q: the id cannot change: %w", id, store.ErrInvalid)
+	}
+	work.Logo = slices.Clone(work.Logo) // the caller's fn may keep the slice it set
+	if err := store.CheckTenant(&work); err != nil {
+		return nil, fmt.Errorf("tenant %q: %w", id, err)
+	}
+	if p := changes.New(ctx, id); p != nil {
+		changes.Tenant(p, &before, &work)
+		commit(p, t)
+	}
+	t.info = work
+	out := work
+	out.Logo = slices.Clone(work.Logo)
+	return &out, nil
 }
 
 // List implements store.Tenants.
@@ -174,7 +223,9 @@ func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
 	s.mu.RLock()
 	out := make([]store.Tenant, 0, len(s.tenants))
 	for _, t := range s.tenants {
-		out = append(out, t.info)
+		info := t.info
+		info.Logo = slices.Clone(info.Logo)
+		out = append(out, info)
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b store.Tenant) int { return strings.Compare(a.ID, b.ID) })

@@ -10,6 +10,8 @@
 //
 // Spans and metrics name the operation ("users.get", "codes.consume", …) and, for a failed
 // call, the kind of error; never a tenant, an id, a query, a hash or any other argument.
+//
+// The metrics and traces of visid, and how a host exports them, are described in https://github.com/visid/visid/blob/main/docs/observability.md.
 package otelstore
 
 import (

@@ -37,6 +37,13 @@ func (s tenants) List(ctx context.Context) ([]store.Tenant, error) {
 	return v, err
 }
 
+func (s tenants) Update(ctx context.Context, id string, fn func(*store.Tenant) error) (*store.Tenant, error) {
+	ctx, end := s.o.start(ctx, "tenants.update")
+	v, err := s.next.Update(ctx, id, fn)
+	end(err)
+	return v, err
+}
+
 func (s tenants) Delete(ctx context.Context, id string) error {
 	ctx, end := s.o.start(ctx, "tenants.delete")
 	err := s.next.Delete(ctx, id)

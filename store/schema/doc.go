@@ -11,4 +11,6 @@
 //	attr, sub, err := rt.Lookup("urn:ietf:params:scim:schemas:core:2.0:User:name.familyName")
 //
 // Fold is the case-insensitive form every backend uses for attributes whose caseExact is false.
+//
+// The User and Group schemas, as SCIM clients see them, are in https://github.com/visid/visid/blob/main/docs/scim.md#the-user-and-group-schemas.
 package schema

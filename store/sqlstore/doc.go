@@ -48,4 +48,7 @@
 //
 // Signing keys' private keys are sealed with AES-256-GCM under Config.KeyEncryptionKey, the
 // key's id bound as additional data; they are never written in the clear.
+//
+// Running the SQL stores in production (-db, migrations, the key-encryption key, backups) is
+// described in https://github.com/visid/visid/blob/main/docs/production.md.
 package sqlstore

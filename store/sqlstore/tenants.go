@@ -1,12 +1,14 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Tenants implements store.Tenants.
@@ -14,14 +16,20 @@ type Tenants struct{ s *Store }
 
 var _ store.Tenants = (*Tenants)(nil)
 
+const tenantColumns = `id, display_name, created, logo, logo_type, logo_hash, accent_color, default_language`
+
 // Create implements store.Tenants.
 func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	if !store.ValidTenantID(t.ID) {
 		return fmt.Errorf("tenant id %q: %w", t.ID, store.ErrInvalid)
 	}
+	if err := store.CheckTenant(&t); err != nil {
+		return fmt.Errorf("tenant %q: %w", t.ID, err)
+	}
 	return ts.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `INSERT INTO tenants (id, display_name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-			t.ID, t.DisplayName, nanos(t.Created))
+		logo, hash := logoArgs(&t)
+		n, err := tx.affected(ctx, `INSERT INTO tenants (`+tenantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			t.ID, t.DisplayName, nanos(t.Created), logo, t.LogoType, hash, t.AccentColor, t.DefaultLanguage)
 		if err != nil {
 			return err
 		}
@@ -32,47 +40,112 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	})
 }
 
+// logoArgs returns the logo and logo_hash arguments of t: NULL (nil) without a logo.
+func logoArgs(t *store.Tenant) (logo, hash any) {
+	if len(t.Logo) == 0 {
+		return nil, nil
+	}
+	return t.Logo, t.LogoHash[:]
+}
+
 // Get implements store.Tenants.
 func (ts *Tenants) Get(ctx context.Context, id string) (*store.Tenant, error) {
 	var out *store.Tenant
 	err := ts.s.read(ctx, func(tx *txn) error {
-		t := store.Tenant{ID: id}
-		var created sql.NullInt64
-		err := tx.queryRow(ctx, `SELECT display_name, created FROM tenants WHERE id = ?`, id).Scan(&t.DisplayName, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		t.Created = fromNanos(created)
-		out = &t
-		return nil
+		var err error
+		out, err = tx.tenant(ctx, id, false)
+		return err
 	})
 	return out, err
+}
+
+// tenant reads one tenant, locking its row for the transaction when lock is set.
+func (t *txn) tenant(ctx context.Context, id string, lock bool) (*store.Tenant, error) {
+	q := `SELECT ` + tenantColumns + ` FROM tenants WHERE id = ?`
+	if lock {
+		q += t.d.forUpdate()
+	}
+	tn, err := scanTenant(t.queryRow(ctx, q, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
+	}
+	return tn, err
+}
+
+func scanTenant(row scanner) (*store.Tenant, error) {
+	var t store.Tenant
+	var created sql.NullInt64
+	var hash []byte
+	if err := row.Scan(&t.ID, &t.DisplayName, &created, &t.Logo, &t.LogoType, &hash, &t.AccentColor, &t.DefaultLanguage); err != nil {
+		return nil, err
+	}
+	t.Created = fromNanos(created)
+	if len(t.Logo) == 0 {
+		t.Logo = nil
+	}
+	copy(t.LogoHash[:], hash)
+	return &t, nil
 }
 
 // List implements store.Tenants.
 func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
 	out := []store.Tenant{}
 	err := ts.s.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT id, display_name, created FROM tenants ORDER BY id`)
+		rows, err := tx.query(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY id`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var t store.Tenant
-			var created sql.NullInt64
-			if err := rows.Scan(&t.ID, &t.DisplayName, &created); err != nil {
+			t, err := scanTenant(rows)
+			if err != nil {
 				return err
 			}
-			t.Created = fromNanos(created)
-			out = append(out, t)
+			out = append(out, *t)
 		}
 		return rows.Err()
 	})
 	return out, err
+}
+
+// Update implements store.Tenants. The tenant's row is locked for the transaction, and its
+// event, if any, is written in it.
+func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant) error) (*store.Tenant, error) {
+	var out *store.Tenant
+	err := ts.s.write(ctx, func(tx *txn) error {
+		if err := tx.advisoryLock(ctx, id); err != nil {
+			return err
+		}
+		before, err := tx.tenant(ctx, id, true)
+		if err != nil {
+			return err
+		}
+		work := *before
+		work.Logo = bytes.Clone(before.Logo)
+		if err := fn(&work); err != nil {
+			return err
+		}
+		if work.ID != id {
+			return fmt.Errorf("tenant %q: the id cannot change: %w", id, store.ErrInvalid)
+		}
+		if err := store.CheckTenant(&work); err != nil {
+			return fmt.Errorf("tenant %q: %w", id, err)
+		}
+		logo, hash := logoArgs(&work)
+		if _, err := tx.exec(ctx, `UPDATE tenants SET display_name = ?, created = ?, logo = ?, logo_type = ?, logo_hash = ?,
+			accent_color = ?, default_language = ? WHERE id = ?`,
+			work.DisplayName, nanos(work.Created), logo, work.LogoType, hash, work.AccentColor, work.DefaultLanguage, id); err != nil {
+			return err
+		}
+		p := changes.New(ctx, id)
+		changes.Tenant(p, before, &work)
+		out = &work
+		return tx.recordEvents(ctx, id, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Delete implements store.Tenants. It removes the tenant's users (with their picture

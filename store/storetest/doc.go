@@ -24,4 +24,6 @@
 //
 // The filter table shares one backend, filled once, among its read-only cases; every other
 // subtest gets a fresh backend.
+//
+// Writing a backend of your own is described in https://github.com/visid/visid/blob/main/docs/production.md#writing-your-own-backend.
 package storetest

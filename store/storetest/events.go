@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,7 @@ func eventTests() []test {
 		{"UnlockIsAnEvent", testEventsUnlock},
 		{"ClientLifecycle", testEventsClients},
 		{"APIKeysInEachTenant", testEventsAPIKeys},
+		{"TenantUpdated", testEventsTenantUpdated},
 	}
 }
 
@@ -504,4 +507,50 @@ func testEventsAPIKeys(t *testing.T, b store.Backend) {
 		assert.NotContains(t, dataOf(t, events[0]), "revoked_at")
 		assert.Equal(t, "2024-01-03T00:00:00Z", dataOf(t, events[1])["revoked_at"])
 	}
+}
+
+// Tenants.Update under a Change records tenant.updated naming what changed, with the logo as
+// its type, size and hash, never its bytes; an Update that changes nothing, or one without a
+// Change, records nothing.
+func testEventsTenantUpdated(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	c := changeBy("admin")
+	logo := testPNG(t, 9)
+	_, err := b.Tenants.Update(c, acme, func(tn *store.Tenant) error {
+		tn.Logo, tn.AccentColor = logo, "#0B5D3B"
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error {
+		tn.AccentColor = "#0b5d3b" // the same colour, canonical
+		return nil
+	})
+	require.NoError(t, err, "no change, no event")
+	_, err = b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error { tn.DefaultLanguage = "fr"; return nil })
+	require.NoError(t, err, "no Change, no event")
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error {
+		tn.DisplayName, tn.DefaultLanguage, tn.Logo = "Acme AG", "de", nil
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error { tn.AccentColor = "#eeeeee"; return nil })
+	require.ErrorIs(t, err, store.ErrInvalid, "a refused update records nothing")
+
+	events := allEvents(t, b, acme)
+	require.Equal(t, []store.EventType{store.EventTenantUpdated, store.EventTenantUpdated}, eventTypes(events))
+	for _, e := range events {
+		assert.Equal(t, store.SubjectTenant, e.SubjectKind)
+		assert.Equal(t, acme, e.SubjectID)
+		assert.Equal(t, "admin", e.Actor)
+		assert.True(t, eventTime.Equal(e.Time))
+		assert.Less(t, len(e.Data), 1000, "never the logo's bytes")
+	}
+	hash := sha256.Sum256(logo)
+	assert.Equal(t, map[string]any{"id": acme, "display_name": "Tenant " + acme, "logo_type": "image/png",
+		"logo_size": float64(len(logo)), "logo_sha256": hex.EncodeToString(hash[:]), "accent_color": "#0b5d3b",
+		"changed": []any{"logo", "accent_color"}}, dataOf(t, events[0]))
+	assert.Equal(t, map[string]any{"id": acme, "display_name": "Acme AG", "accent_color": "#0b5d3b",
+		"default_language": "de", "changed": []any{"display_name", "logo", "default_language"}}, dataOf(t, events[1]))
+	assert.Empty(t, allEvents(t, b, globex), "the other tenant's log")
 }

@@ -36,6 +36,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		tests []test
 	}{
 		{"Tenants", tenantTests()},
+		{"TenantLook", tenantLookTests()},
 		{"Users", userTests()},
 		{"Groups", groupTests()},
 		{"GroupPatch", groupPatchTests()},

@@ -5,6 +5,7 @@ package changes
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -290,4 +291,48 @@ func ListFrom(after string, limit int) (int64, error) {
 		return 0, fmt.Errorf("event list limit %d: %w", limit, store.ErrInvalid)
 	}
 	return ParseCursor(after)
+}
+
+// tenantData is a tenant as its events show it: the logo as its type, size and SHA-256, never
+// its bytes.
+type tenantData struct {
+	ID              string   `json:"id"`
+	DisplayName     string   `json:"display_name"`
+	LogoType        string   `json:"logo_type,omitempty"`
+	LogoSize        int      `json:"logo_size,omitempty"`
+	LogoSHA256      string   `json:"logo_sha256,omitempty"`
+	AccentColor     string   `json:"accent_color,omitempty"`
+	DefaultLanguage string   `json:"default_language,omitempty"`
+	Changed         []string `json:"changed"`
+}
+
+// Tenant collects tenant.updated for an update of a tenant from before to after, when its
+// display name or look changed; its data names the changed fields.
+func Tenant(p *Pending, before, after *store.Tenant) {
+	if p == nil {
+		return
+	}
+	var changed []string
+	if before.DisplayName != after.DisplayName {
+		changed = append(changed, "display_name")
+	}
+	if before.LogoHash != after.LogoHash || before.LogoType != after.LogoType {
+		changed = append(changed, "logo")
+	}
+	if before.AccentColor != after.AccentColor {
+		changed = append(changed, "accent_color")
+	}
+	if before.DefaultLanguage != after.DefaultLanguage {
+		changed = append(changed, "default_language")
+	}
+	if len(changed) == 0 {
+		return
+	}
+	d := tenantData{ID: after.ID, DisplayName: after.DisplayName, AccentColor: after.AccentColor,
+		DefaultLanguage: after.DefaultLanguage, Changed: changed}
+	if len(after.Logo) > 0 {
+		d.LogoType, d.LogoSize, d.LogoSHA256 = after.LogoType, len(after.Logo), hex.EncodeToString(after.LogoHash[:])
+	}
+	data, _ := json.Marshal(d) // cannot fail
+	p.add(store.EventTenantUpdated, store.SubjectTenant, after.ID, data)
 }
