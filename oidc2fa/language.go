@@ -3,6 +3,7 @@ package oidc2fa
 import (
 	"context"
 	"embed"
+	"errors"
 	"maps"
 	"net/http"
 	"strings"
@@ -108,9 +109,27 @@ func (p *provider) preferences(r *http.Request, uiLocales, tenant string) []lang
 	return pagetext.Preferences(uiLocales, r.Header.Get("Accept-Language"), p.tenantLanguage(r, tenant))
 }
 
-// tenantLanguage is the default language of tenant, "" when it has none or is unknown.
+// tenantLanguage is the default language of tenant (store.Tenant.DefaultLanguage), "" when it
+// has none or is unknown. It is read once per request.
 func (p *provider) tenantLanguage(r *http.Request, tenant string) string {
-	return ""
+	pl := pageLangOf(r)
+	if pl.tenantRead && pl.tenant == tenant {
+		return pl.tenantLang
+	}
+	lang := ""
+	if store.ValidTenantID(tenant) {
+		t, err := p.cfg.Tenants.Get(r.Context(), tenant)
+		switch {
+		case err == nil:
+			lang = t.DefaultLanguage
+		case !errors.Is(err, store.ErrNotFound):
+			p.log.ErrorContext(r.Context(), "reading the tenant's default language failed", "tenant", tenant, "err", err)
+		}
+	}
+	if pl.tenant == tenant {
+		pl.tenantLang, pl.tenantRead = lang, true
+	}
+	return lang
 }
 
 // pageLang is what the pages of a request know of its person's language: the tenant of its path
@@ -119,6 +138,9 @@ func (p *provider) tenantLanguage(r *http.Request, tenant string) string {
 type pageLang struct {
 	tenant    string
 	uiLocales string
+	// tenantLang is the tenant's default language once tenantRead.
+	tenantLang string
+	tenantRead bool
 }
 
 type pageLangKey struct{}

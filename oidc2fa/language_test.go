@@ -16,6 +16,7 @@ import (
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
+	"github.com/visid/visid/store"
 )
 
 // langRecorder is the test authenticator recording the languages each login and enrollment
@@ -217,4 +218,35 @@ func TestEnrollmentLinkLanguage(t *testing.T) {
 	b.acceptLanguage = "es"
 	page = b.do("GET", strings.TrimPrefix(l.URL, testBase), nil)
 	assert.Equal(t, "es", pageLang(t, page))
+}
+
+// TestTenantDefaultLanguage: the tenant's default language speaks when the request asks for no
+// language the pages have, after ui_locales and Accept-Language.
+func TestTenantDefaultLanguage(t *testing.T) {
+	e, rec := newLangEnv(t)
+	_, err := e.mem.Backend().Tenants.Update(context.Background(), "acme", func(tn *store.Tenant) error {
+		tn.DefaultLanguage = "fr-CA"
+		return nil
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct{ uiLocales, accept, want string }{
+		{"", "", "fr"},
+		{"", "ko, it;q=0.5", "fr"},
+		{"", "de", "de"},
+		{"es", "de", "es"},
+		{"it", "", "fr"},
+	} {
+		b := e.browser()
+		b.acceptLanguage = tc.accept
+		page := b.do("GET", "/authorize/acme?"+url.Values{"client_id": {"nope"}, "ui_locales": {tc.uiLocales}}.Encode(), nil)
+		assert.Equal(t, tc.want, pageLang(t, page), "ui_locales %q, Accept-Language %q", tc.uiLocales, tc.accept)
+	}
+	page := e.browser().do("GET", "/authorize/globex?client_id=nope", nil)
+	assert.Equal(t, "en", pageLang(t, page), "another tenant keeps English")
+
+	b := e.browser()
+	b.acceptLanguage = "ko"
+	b.start(e.authParams())
+	require.NotEmpty(t, rec.logins)
+	assert.Equal(t, []string{"ko", "fr-CA"}, tags(rec.logins[len(rec.logins)-1]), "the authenticator gets it last")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
 )
 
 // sameWords are words a translation shares with English: Café is Café in German and French,
@@ -177,4 +178,27 @@ func TestHostLanguages(t *testing.T) {
 	_, lp = e.login(b, "ann")
 	assert.Contains(t, lp.body, `<html lang="it">`)
 	assert.Contains(t, lp.body, "<h1>Conferma che sei tu</h1>")
+}
+
+// TestTenantDefaultLanguage: the sign-in and enrollment pages speak the tenant's default
+// language to a browser that asks for none the pages have.
+func TestTenantDefaultLanguage(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.b.Tenants.Update(context.Background(), "acme", func(tn *store.Tenant) error {
+		tn.DefaultLanguage = "ja"
+		return nil
+	})
+	require.NoError(t, err)
+	b := e.browser()
+	b.acceptLanguage = "ko"
+	_, lp := e.login(b, "ann")
+	assert.Contains(t, lp.body, `<html lang="ja">`)
+	assert.Contains(t, lp.body, "ご本人であることを確認してください")
+
+	b.acceptLanguage = "es"
+	_, lp = e.login(b, "ann")
+	assert.Contains(t, lp.body, `<html lang="es">`, "the browser's language comes first")
+
+	_, _, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	assert.Contains(t, pg.body, `<html lang="ja">`)
 }
