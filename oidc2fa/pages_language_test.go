@@ -63,6 +63,7 @@ func TestPagesEveryMessageEveryLanguage(t *testing.T) {
 				t.Helper()
 				assert.Contains(t, page, `<html lang="`+lang+`">`, what)
 				left := pagetext.Leftovers(page, english)
+				assert.Empty(t, pagetext.RawKeys(page, english), "%s: message keys shown as they are", what)
 				if lang == "en" {
 					assert.NotEmpty(t, left, "%s: the English page shows its English texts", what)
 				} else {

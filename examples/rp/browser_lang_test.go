@@ -56,10 +56,11 @@ func (c *chrome) checkLanguage(what string) {
 		lang = "en"
 	}
 	assert.Equal(c.t, lang, eval[string](c, `document.documentElement.lang`), "%s: <html lang>", what)
+	page := eval[string](c, `document.documentElement.outerHTML`)
+	assert.Empty(c.t, pagetext.RawKeys(page, visidTexts()["en"]), "%s: message keys shown as they are", what)
 	if lang == "en" {
 		return
 	}
-	page := eval[string](c, `document.documentElement.outerHTML`)
 	assert.Empty(c.t, pagetext.Leftovers(page, visidTexts()["en"], sameWords[lang]...),
 		"%s: English left in the %s page", what, lang)
 }

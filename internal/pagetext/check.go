@@ -95,3 +95,19 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// RawKeys returns the keys of english that page shows as they are: a lookup of a key that no
+// language has shows the key itself. Keys without a dot ("count") are words, not looked for.
+func RawKeys(page string, english map[string]string) []string {
+	shown := Shown(page)
+	var out []string
+	for key := range english {
+		if base, ok := cutPluralSuffix(key); ok {
+			key = base
+		}
+		if strings.Contains(key, ".") && strings.Contains(shown, key) && !contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	return out
+}

@@ -105,3 +105,9 @@ func TestLeftovers(t *testing.T) {
 		`<script type="application/json">{"x":{"one":"Step 1"}}</script></body></html>`
 	assert.ElementsMatch(t, []string{"a: Choose a picture", "b: Step"}, Leftovers(page, english, "Café"))
 }
+
+func TestRawKeys(t *testing.T) {
+	english := map[string]string{"login.title": "Confirm", "count.other": "{n} points"}
+	assert.Equal(t, []string{"login.title"}, RawKeys(`<h1>login.title</h1><p>account</p>`, english))
+	assert.Empty(t, RawKeys(`<h1>Confirm</h1>`, english))
+}

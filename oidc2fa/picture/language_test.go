@@ -67,6 +67,7 @@ func TestPagesInEveryLanguage(t *testing.T) {
 				t.Helper()
 				assert.Contains(t, p.body, `<html lang="`+lang+`">`, what)
 				left := pagetext.Leftovers(p.body, english, sameWords[lang]...)
+				assert.Empty(t, pagetext.RawKeys(p.body, english), "%s: message keys shown as they are", what)
 				if lang == "en" {
 					assert.NotEmpty(t, left, "%s: the English page shows English", what)
 				} else {
