@@ -92,6 +92,7 @@ func badBytesNever5xx(t *testing.T, b store.Backend) {
 		paths = append(paths,
 			"/enroll/acme/"+id[:42]+esc, "/enroll/"+esc+"/"+id, "/enroll/"+esc,
 			"/authorize/"+esc, "/token/"+esc, "/par/"+esc, "/jwks/"+esc, "/"+esc+"/.well-known/openid-configuration",
+			"/logo/"+esc+"/"+id[:32], "/logo/acme/"+id[:31]+esc, "/logo/acme/"+esc,
 			"/authorize/acme?client_id="+url.QueryEscape(bad)+"&redirect_uri="+url.QueryEscape(testRedirect),
 			"/authorize/acme?request_uri=urn:ietf:params:oauth:request_uri:"+url.QueryEscape(bad)+"&client_id="+client.ID,
 		)

@@ -66,6 +66,20 @@
 // Without it the answer is 400 login_required, so a password alone never replaces the second
 // factor. An administrator's link (NewEnrollmentLink) may always replace it.
 //
+// # The tenant's look
+//
+// A tenant may have a display name, a logo, an accent colour and a default language
+// (store.Tenant, set with store.Tenants.Update, checked by store.CheckTenant). The
+// Authenticator sees them as Login.Look and Enrollment.Look (TenantLook); the picture login and
+// the provider's own pages show the logo, named by the display name (or the name alone), above
+// the page's heading, and the accent colour as custom properties in a <style> element of its
+// own, allowed by its hash (TenantLook.AccentCSS, StyleHashSource). The logo is served by the
+// provider itself at {BaseURL}/logo/{tenant}/{version} (GET, HEAD), never from a third party,
+// so the pages' policy needs only img-src 'self': with the media type the store found in its
+// bytes, a strong ETag, Cache-Control "public, max-age=31536000, immutable" (version is the
+// start of the logo's SHA-256: a new logo has a new URL, and an old URL answers 404),
+// X-Content-Type-Options nosniff and, for an SVG opened on its own, a sandboxing policy.
+//
 // # Limits
 //
 // The authorization endpoint and the POSTs of the login and enrollment pages, which anyone may

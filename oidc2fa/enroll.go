@@ -52,6 +52,9 @@ type FactorChecker interface {
 type Enrollment struct {
 	// Tenant is the tenant of the user.
 	Tenant string
+	// Look is how the tenant's pages look: its name, logo and accent colour, and its default
+	// language.
+	Look TenantLook
 	// Client is the application the person returns to; its ID is "" when an administrator made
 	// the link, and there is nowhere to return to.
 	Client ClientInfo
@@ -418,15 +421,22 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 				client = c.Name
 			}
 		}
+		look, err := p.look(ctx, tenant)
+		if err != nil {
+			p.internal(w, r, err)
+			return
+		}
+		tp := newTenantPage(look)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", pageCSP)
+		w.Header().Set("Content-Security-Policy", tp.csp())
 		action := p.basePath + "/enroll/" + tenant + "/" + token
 		if tags := pagetext.UILocales(pageLangOf(r).uiLocales); len(tags) > 0 {
 			action += "?" + url.Values{"ui_locales": {strings.Join(tags, " ")}}.Encode()
 		}
+		p.knowTenantLanguage(r, look)
 		t := p.pageTexts(r)
 		w.Header().Set("Content-Language", t.Lang())
-		_ = linkPageTemplate.Execute(w, linkPageData{T: t, Client: client, Action: action, Style: pageStyle})
+		_ = linkPageTemplate.Execute(w, linkPageData{T: t, Client: client, Action: action, Style: pageStyle, tenantPage: tp})
 		return
 	}
 	now := p.now()
@@ -464,7 +474,6 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		CSRFToken: p.mac("csrf", id),
 		Expires:   in.Expires,
 		Replace:   in.ReplaceFactor,
-		Languages: p.preferences(r, pageLangOf(r).uiLocales, in.Tenant),
 		p:         p,
 		in:        in,
 	}
@@ -490,6 +499,12 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		return
 	}
 	e.User = u
+	if e.Look, err = p.look(ctx, in.Tenant); err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	p.knowTenantLanguage(r, e.Look)
+	e.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	enroller.ServeEnroll(w, r, e)
 }
 

@@ -61,15 +61,21 @@ func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status
 // errorPage answers with the error page headed title that says msg (message keys), in the
 // person's language.
 func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title, code, msg string) {
+	p.tenantErrorPage(w, r, TenantLook{}, status, title, code, msg)
+}
+
+// tenantErrorPage is errorPage with the look of the tenant the page is about.
+func (p *provider) tenantErrorPage(w http.ResponseWriter, r *http.Request, look TenantLook, status int, title, code, msg string) {
 	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
 		"status", status, "error", code, "message", msg)
+	tp := newTenantPage(look)
 	secureHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Content-Security-Policy", tp.csp())
 	t := p.pageTexts(r)
 	w.Header().Set("Content-Language", t.Lang())
 	w.WriteHeader(status)
-	_ = errorPageTemplate.Execute(w, errorPageData{T: t, Title: title, Message: msg, Code: code, Style: pageStyle})
+	_ = errorPageTemplate.Execute(w, errorPageData{T: t, Title: title, Message: msg, Code: code, Style: pageStyle, tenantPage: tp})
 }
 
 // redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).

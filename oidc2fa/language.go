@@ -172,3 +172,11 @@ func (p *provider) uiLocalesSupported() []string {
 	}
 	return out
 }
+
+// knowTenantLanguage remembers for the request the default language of the tenant whose look
+// was read, so that it is not read again.
+func (p *provider) knowTenantLanguage(r *http.Request, look TenantLook) {
+	if pl := pageLangOf(r); pl.tenant == look.ID {
+		pl.tenantLang, pl.tenantRead = look.Language, true
+	}
+}

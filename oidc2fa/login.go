@@ -41,6 +41,9 @@ const CSRFField = "csrf"
 type Login struct {
 	// Tenant is the tenant of the interaction.
 	Tenant string
+	// Look is how the tenant's pages look: its name, logo and accent colour, and its default
+	// language.
+	Look TenantLook
 	// Client is the application that asked for the second factor.
 	Client ClientInfo
 	// Subject is the id of the user login_hint named, and User that user (nil when the hint
@@ -244,10 +247,17 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		State:      in.AuthState,
 		CSRFToken:  p.mac("csrf", id),
 		Expires:    in.Expires,
-		Languages:  p.preferences(r, pageLangOf(r).uiLocales, in.Tenant),
 		p:          p,
 		in:         in,
 	}
+	look, err := p.look(ctx, in.Tenant)
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	l.Look = look
+	p.knowTenantLanguage(r, look)
+	l.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -415,7 +425,7 @@ func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *
 	if in.Purpose == store.PurposeEnroll {
 		p.log.InfoContext(r.Context(), "enrollment ended", "tenant", in.Tenant, "client", in.ClientID, "subject", in.Subject, "reason", why)
 		if in.RedirectURI == "" {
-			p.enrollmentEnded(w, r, e, why)
+			p.enrollmentEnded(w, r, in.Tenant, e, why)
 			return
 		}
 	} else {
@@ -438,7 +448,7 @@ func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *
 
 // enrollmentEnded answers the browser of an enrollment without an application to return to,
 // which ended with e for reason why, with a page that says in plain words what happened.
-func (p *provider) enrollmentEnded(w http.ResponseWriter, r *http.Request, e *oauthError, why string) {
+func (p *provider) enrollmentEnded(w http.ResponseWriter, r *http.Request, tenant string, e *oauthError, why string) {
 	status, title, msg := http.StatusBadRequest, enrollmentProblemTitle, "enrollment.ended"
 	switch why {
 	case "cancelled":
@@ -450,7 +460,13 @@ func (p *provider) enrollmentEnded(w http.ResponseWriter, r *http.Request, e *oa
 	case "client deleted":
 		msg = "enrollment.clientgone"
 	}
-	p.errorPage(w, r, status, title, e.Code, msg)
+	look, err := p.look(r.Context(), tenant)
+	if err != nil { // the page is still worth showing, in visid's look
+		p.log.ErrorContext(r.Context(), "reading the tenant's look failed", "tenant", tenant, "err", err)
+	} else {
+		p.knowTenantLanguage(r, look)
+	}
+	p.tenantErrorPage(w, r, look, status, title, e.Code, msg)
 }
 
 // take removes the interaction, so it ends once; when another request ended it first, it

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"html/template"
+	"strings"
 
 	"github.com/visid/visid/internal/pagetext"
 )
@@ -36,6 +37,49 @@ var (
 	}()
 )
 
+// tenantPage is what a page of the provider shows of the tenant's look: the tenant's heading
+// (its logo, or its name) and its accent colour.
+type tenantPage struct {
+	Look TenantLook
+	// AccentStyle is Look.AccentCSS(), in a <style> element of its own.
+	AccentStyle template.CSS
+}
+
+func newTenantPage(l TenantLook) tenantPage {
+	return tenantPage{Look: l, AccentStyle: template.CSS(l.AccentCSS())}
+}
+
+// csp is pageCSP, allowing also the tenant's accent style sheet (by its hash) and its logo
+// (img-src 'self': the logo is served from the provider's origin).
+func (t tenantPage) csp() string {
+	csp := pageCSP
+	if t.AccentStyle != "" {
+		csp = withSource(csp, "style-src", StyleHashSource(string(t.AccentStyle)))
+	}
+	if t.Look.LogoURL != "" {
+		csp = withSource(csp, "img-src", "'self'")
+	}
+	return csp
+}
+
+// withSource returns the Content-Security-Policy csp with source added to the end of its
+// directive (which csp has), or the directive added before base-uri when it has not.
+func withSource(csp, directive, source string) string {
+	i := strings.Index(csp, directive+" ")
+	if i < 0 {
+		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
+	}
+	end := i + strings.IndexByte(csp[i:], ';')
+	return csp[:end] + " " + source + csp[end:]
+}
+
+// tenantTemplates are the parts of the provider's pages that show the tenant's look, the same
+// as the picture login's: "accent" in the head, "tenant" above the page's heading.
+const tenantTemplates = `{{define "accent"}}{{with .AccentStyle}}<style>{{.}}</style>
+{{end}}{{end}}{{define "tenant"}}{{with .Look}}{{if .LogoURL}}<p class="tenant"><img class="tenant-logo" src="{{.LogoURL}}" alt="{{.LogoAlt}}"></p>
+{{else if .Name}}<p class="tenant tenant-name">{{.Name}}</p>
+{{end}}{{end}}{{end}}`
+
 // errorPageData is what errorPageTemplate reads: Title and Message are message keys, Message
 // says in plain words what happened and what to do; Code is the OAuth error code, shown small
 // for support.
@@ -43,9 +87,10 @@ type errorPageData struct {
 	T                    *pagetext.Texts
 	Title, Message, Code string
 	Style                template.CSS
+	tenantPage
 }
 
-var errorPageTemplate = template.Must(template.New("error").Parse(`<!doctype html>
+var errorPageTemplate = template.Must(template.Must(template.New("error").Parse(tenantTemplates)).Parse(`<!doctype html>
 <html lang="{{.T.Lang}}">
 <head>
 <meta charset="utf-8">
@@ -53,10 +98,10 @@ var errorPageTemplate = template.Must(template.New("error").Parse(`<!doctype htm
 <meta name="referrer" content="no-referrer">
 <title>{{.T.Text .Title}}</title>
 <style>{{.Style}}</style>
-</head>
+{{template "accent" .}}</head>
 <body>
 <main class="page">
-<h1>{{.T.Text .Title}}</h1>
+{{template "tenant" .}}<h1>{{.T.Text .Title}}</h1>
 <p class="lead">{{.T.Text .Message}}</p>
 {{with .Code}}<p class="support">{{$.T.Text "error.support"}} <code>{{.}}</code></p>{{end}}
 </main>
@@ -69,9 +114,10 @@ type linkPageData struct {
 	T              *pagetext.Texts
 	Client, Action string
 	Style          template.CSS
+	tenantPage
 }
 
-var linkPageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
+var linkPageTemplate = template.Must(template.Must(template.New("link").Parse(tenantTemplates)).Parse(`<!doctype html>
 <html lang="{{.T.Lang}}">
 <head>
 <meta charset="utf-8">
@@ -79,10 +125,10 @@ var linkPageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>{{.T.Text "link.title"}}</title>
 <style>{{.Style}}</style>
-</head>
+{{template "accent" .}}</head>
 <body>
 <main class="page">
-<h1>{{.T.Text "link.title"}}</h1>
+{{template "tenant" .}}<h1>{{.T.Text "link.title"}}</h1>
 <p class="lead">{{if .Client}}{{.T.Text "link.lead.client" "client" .Client}}{{else}}{{.T.Text "link.lead"}}{{end}}</p>
 <form method="post" action="{{.Action}}">
 <div class="actions">

@@ -48,6 +48,10 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 		if p.allow(w, method, "GET", "POST") {
 			p.userinfo(w, r, seg[1])
 		}
+	case len(seg) == 3 && seg[0] == "logo":
+		if p.allow(w, method, "GET", "HEAD") {
+			p.logo(w, r, seg[1], seg[2])
+		}
 	case len(seg) == 2 && seg[0] == "jwks":
 		if p.allow(w, method, "GET", "HEAD") {
 			p.jwks(w, r, seg[1])

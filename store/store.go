@@ -214,7 +214,8 @@ type Tenants interface {
 	// Get returns the tenant. ErrNotFound if it does not exist.
 	Get(ctx context.Context, id string) (*Tenant, error)
 
-	// List returns every tenant, ordered by id.
+	// List returns every tenant, ordered by id, without the bytes of their logos (Logo is nil;
+	// LogoType and LogoHash are set): a caller that wants a logo Gets its tenant.
 	List(ctx context.Context) ([]Tenant, error)
 
 	// Update applies fn to a copy of the tenant and stores the result atomically: of

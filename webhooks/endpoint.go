@@ -20,7 +20,7 @@ var eventTypes = []store.EventType{
 	store.EventSecondFactorSucceeded, store.EventSecondFactorFailed, store.EventSecondFactorLocked,
 	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted,
 	store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated, store.EventClientDeleted,
-	store.EventAPIKeyCreated, store.EventAPIKeyRevoked, store.EventWebhookFailing,
+	store.EventAPIKeyCreated, store.EventAPIKeyRevoked, store.EventWebhookFailing, store.EventTenantUpdated,
 }
 
 // EventTypes returns the event types an endpoint may ask for.

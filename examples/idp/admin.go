@@ -30,6 +30,9 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return &cli.UsageError{Msg: fmt.Sprintf("%q is not a tenant id: "+
 			"use 1 to 63 of a-z, 0-9, '-' and '_', starting with a letter or a digit", pos[0])}
 	}
+	if err := store.CheckDisplayName(*name); err != nil {
+		return &cli.UsageError{Msg: "--name: " + strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error())}
+	}
 	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err

@@ -66,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return tenantCreate(ctx, rest[1:], stdout, stderr)
 	case cmd == "tenant" && rest[0] == "list":
 		return tenantList(ctx, rest[1:], stdout, stderr)
+	case cmd == "tenant" && rest[0] == "set":
+		return tenantSet(ctx, rest[1:], stdout, stderr)
 	case cmd == "apikey" && rest[0] == "create":
 		return apikeyCreate(ctx, rest[1:], stdout, stderr)
 	case cmd == "apikey" && rest[0] == "list":
@@ -111,7 +113,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 const usage = `Usage:
   idp [flags]                                   run the identity service
   idp tenant create <id> [--name N] [-db DB]    create a tenant
-  idp tenant list [-db DB]                      list the tenants: id, name, created
+  idp tenant list [-db DB]                      list the tenants: id, name, created, and the
+                                                look of those that have one
+  idp tenant set --tenant T [--display-name N] [--logo FILE] [--accent-color #RRGGBB]
+                  [--default-language L] [-db DB]
+                                                change how tenant T's sign-in pages look: its
+                                                name, a PNG, JPEG, WebP or SVG logo of at most
+                                                256 KiB, the buttons' colour (contrast of at
+                                                least 4.5:1 with the page and white text), and
+                                                the language of its pages when the browser asks
+                                                for none they have; "" resets a value
   idp apikey create --tenant T [--name N] [-db DB]
                                                 issue a SCIM API key for tenant T
   idp apikey list --tenant T [-db DB]           list the API keys that may act on tenant T: id, name,

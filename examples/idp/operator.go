@@ -23,7 +23,7 @@ import (
 func subcommands(cmd string) []string {
 	switch cmd {
 	case "tenant":
-		return []string{"create", "list"}
+		return []string{"create", "list", "set"}
 	case "apikey":
 		return []string{"create", "list", "revoke"}
 	case "client":
@@ -94,14 +94,15 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return listTenants(ctx, d.Tenants, stdout)
 }
 
-// listTenants prints one line per tenant, ordered by id: tenant=… name="…" created=….
+// listTenants prints one line per tenant, ordered by id: tenant=… name="…" created=… and
+// its look (printTenant).
 func listTenants(ctx context.Context, tenants store.Tenants, stdout io.Writer) error {
 	list, err := tenants.List(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the tenants: %w", err)
 	}
 	for _, t := range list {
-		fmt.Fprintf(stdout, "tenant=%s name=%q created=%s\n", t.ID, t.DisplayName, formatTime(t.Created))
+		printTenant(stdout, &t)
 	}
 	return nil
 }

@@ -60,15 +60,17 @@ func TestSCIMLimitsOnEveryStore(t *testing.T) {
 			require.NoError(t, d.Tenants.Create(ctx, store.Tenant{ID: "acme", Created: time.Now()}))
 			key, _, err := scimsvc.IssueAPIKey(ctx, d.APIKeys, scimsvc.KeySpec{Name: "test", Tenants: []string{"acme"}})
 			require.NoError(t, err)
-			handler := func(users store.Users) http.Handler {
+			// The fast handler's deadline is long, so that a busy machine does not time out its
+			// writes; the slow one's store waits for its deadline, which may be short.
+			handler := func(users store.Users, timeout time.Duration) http.Handler {
 				h, err := scimsvc.New(scimsvc.Config{
 					Tenants: d.Tenants, Users: users, Groups: d.Groups, APIKeys: d.APIKeys,
-					BaseURL: "https://id.example.com/scim/v2", MaxMultiValued: 3, RequestTimeout: 100 * time.Millisecond,
+					BaseURL: "https://id.example.com/scim/v2", MaxMultiValued: 3, RequestTimeout: timeout,
 				})
 				require.NoError(t, err)
 				return h
 			}
-			fast, slow := handler(d.Users), handler(slowUsers{d.Users})
+			fast, slow := handler(d.Users, time.Minute), handler(slowUsers{d.Users}, 100*time.Millisecond)
 			do := func(h http.Handler, method, path, body string) scimAnswer {
 				t.Helper()
 				req := httptest.NewRequest(method, path, strings.NewReader(body))

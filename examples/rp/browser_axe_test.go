@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
 )
 
 // The accessibility tests run axe-core (npm package axe-core) in Chromium on every page of the
@@ -125,6 +130,7 @@ func TestBrowserAccessibility(t *testing.T) {
 			t.Run("sign-in", func(t *testing.T) { a11ySignIn(t, axe, vp) })
 			t.Run("enrollment", func(t *testing.T) { a11yEnrollment(t, axe, vp) })
 			t.Run("errors", func(t *testing.T) { a11yErrors(t, axe, vp) })
+			t.Run("tenant look", func(t *testing.T) { a11yTenantLook(t, axe, vp) })
 		})
 	}
 }
@@ -255,4 +261,55 @@ func a11yErrors(t *testing.T, axe string, vp viewport) {
 	c.press("#cancel", ".support")
 	assert.Equal(t, visidText(vp, "error.title.cancelled"), c.text("h1"))
 	c.checkA11y(axe, "visid's page after a cancelled enrollment")
+}
+
+// tenantLogo is a 240×64 PNG: a dark green band with a white square, a logo as a tenant might
+// upload it.
+func tenantLogo(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 240, 64))
+	for y := range 64 {
+		for x := range 240 {
+			c := color.RGBA{11, 93, 59, 255}
+			if x > 16 && x < 48 && y > 16 && y < 48 {
+				c = color.RGBA{255, 255, 255, 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	return buf.Bytes()
+}
+
+// a11yTenantLook: the picture login, an administrator's enrollment link page and the
+// enrollment's first step, for a tenant with its own name, logo and accent colour. The logo
+// loads from visid (under the pages' policy) and the accent colour is the buttons'.
+func a11yTenantLook(t *testing.T, axe string, vp viewport) {
+	exe := findBrowser(t)
+	s := newPictureStack(t)
+	_, err := s.cfg.Tenants.Update(t.Context(), "demo", func(tn *store.Tenant) error {
+		tn.DisplayName, tn.Logo, tn.AccentColor = "Acme Corp", tenantLogo(t), "#0b5d3b"
+		return nil
+	})
+	require.NoError(t, err)
+	c := newChromeFor(t, exe, vp, a11yTimeout)
+	logoLoaded := `(() => { const i = document.querySelector("img.tenant-logo"); return !!i && i.complete && i.naturalWidth === 240 })()`
+	accent := `getComputedStyle(document.querySelector(".button.primary")).backgroundColor`
+
+	c.signIn(s.app, demoEmail, demoPassword)
+	c.waitFor("the tenant's logo", logoLoaded)
+	assert.Equal(t, "Acme Corp", eval[string](c, `document.querySelector("img.tenant-logo").alt`))
+	assert.Equal(t, "rgb(11, 93, 59)", eval[string](c, accent), "the buttons have the tenant's colour")
+	c.checkA11y(axe, "visid's picture login in the tenant's look")
+
+	l, err := oidc2fa.NewEnrollmentLink(t.Context(), s.cfg, oidc2fa.EnrollmentRequest{Tenant: "demo", User: s.alice.ID})
+	require.NoError(t, err)
+	c.open(l.URL, "#continue")
+	c.waitFor("the tenant's logo", logoLoaded)
+	assert.Equal(t, "rgb(11, 93, 59)", eval[string](c, accent))
+	c.checkA11y(axe, "visid's enrollment link page in the tenant's look")
+	c.press("#continue", "#enroll-form")
+	c.waitFor("the tenant's logo", logoLoaded)
+	c.checkA11y(axe, "step 1 of the enrollment in the tenant's look")
 }

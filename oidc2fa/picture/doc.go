@@ -84,7 +84,8 @@
 // The pages are plain HTML with one small script and one style sheet, served with a
 // Content-Security-Policy that allows only those and the images (the page after an
 // administrator's enrollment link, served once the enrollment has ended, carries the style sheet
-// inline, allowed by its hash), frame-ancestors 'none',
+// inline, allowed by its hash; a tenant's accent colour is a <style> element allowed by its
+// hash too, see oidc2fa.TenantLook), frame-ancestors 'none',
 // Referrer-Policy no-referrer and Cache-Control no-store. A host with its own front end, or an
 // automated test, can drive them with plain form POSTs (paths relative to the login or
 // enrollment URL the provider gives):

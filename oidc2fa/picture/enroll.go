@@ -85,7 +85,7 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		for _, im := range a.images.list {
 			d.Images = append(d.Images, imageChoice{Name: im.Name, Title: imageTitle(t, im), URL: e.Path("image/" + im.Name)})
 		}
-		a.render(w, r, http.StatusOK, "enroll", d)
+		a.render(w, r, http.StatusOK, "enroll", d.withTenant(e.Look))
 	case e.Rest == "" && r.Method == http.MethodPost:
 		a.save(w, r, e)
 	case e.Rest == "cancel" && r.Method == http.MethodPost:
@@ -154,8 +154,8 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 		a.log.InfoContext(ctx, "picture enrollment refused: another request of the enrollment stores a picture",
 			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
 		t := a.texts.Match(e.Languages...)
-		a.render(w, r, http.StatusBadRequest, "ended", &pageData{T: t, Title: t.Text("ended.title"),
-			Message: t.Text("ended.message")})
+		a.render(w, r, http.StatusBadRequest, "ended", (&pageData{T: t, Title: t.Text("ended.title"),
+			Message: t.Text("ended.message")}).withTenant(e.Look))
 		return
 	case err != nil:
 		a.internal(w, r, err)
@@ -196,7 +196,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	// An administrator's link: no application waits for the person. The enrollment has ended,
 	// so the page links nothing below its URL (no stylesheet).
 	t := a.texts.Match(e.Languages...)
-	a.render(w, r, http.StatusOK, "done", &pageData{T: t, Title: t.Text("done.title"), InlineStyle: inlineStyle})
+	a.render(w, r, http.StatusOK, "done", (&pageData{T: t, Title: t.Text("done.title"), InlineStyle: inlineStyle}).withTenant(e.Look))
 }
 
 // refusalText is the sentence of the refusal key in the language of t: "" for none.

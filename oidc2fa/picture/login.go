@@ -89,7 +89,7 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 		if st.Failed {
 			d.Message = t.Text(failedMessage)
 		}
-		a.render(w, r, http.StatusOK, "login", d)
+		a.render(w, r, http.StatusOK, "login", d.withTenant(l.Look))
 	case l.Rest == "":
 		methodNotAllowed(w, "GET, POST")
 	case l.Rest == "cancel":

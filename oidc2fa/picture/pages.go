@@ -8,8 +8,10 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/visid/visid/internal/pagetext"
+	"github.com/visid/visid/oidc2fa"
 )
 
 //go:embed assets
@@ -60,6 +62,11 @@ type pageData struct {
 	ScriptURL  string
 	// InlineStyle is the style sheet in the page, for a page that cannot load StyleURL.
 	InlineStyle template.CSS
+	// Tenant is the look of the tenant, and AccentStyle the style sheet of its accent colour
+	// (Tenant.AccentCSS), in a <style> element of its own that the page's policy allows by
+	// its hash.
+	Tenant      oidc2fa.TenantLook
+	AccentStyle template.CSS
 	CSRF        string
 	Message     string
 	Points      int
@@ -90,6 +97,40 @@ func pageHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 }
 
+// withTenant sets the page's tenant look: its heading and its accent colour.
+func (d *pageData) withTenant(look oidc2fa.TenantLook) *pageData {
+	d.Tenant, d.AccentStyle = look, template.CSS(look.AccentCSS())
+	return d
+}
+
+// pageCSP is the Content-Security-Policy of page d: contentSecurityPolicy, or inlineStyleCSP
+// for a page with its style sheet inline, allowing also the tenant's accent style sheet by its
+// hash, and for an inline-styled page the tenant's logo, which is on the provider's origin.
+func pageCSP(d *pageData) string {
+	csp := contentSecurityPolicy
+	if d.InlineStyle != "" {
+		csp = inlineStyleCSP
+		if d.Tenant.LogoURL != "" {
+			csp = withSource(csp, "img-src", "'self'")
+		}
+	}
+	if d.AccentStyle != "" {
+		csp = withSource(csp, "style-src", oidc2fa.StyleHashSource(string(d.AccentStyle)))
+	}
+	return csp
+}
+
+// withSource returns the Content-Security-Policy csp with source added to the end of its
+// directive (which csp has), or the directive added before base-uri when it has not.
+func withSource(csp, directive, source string) string {
+	i := strings.Index(csp, directive+" ")
+	if i < 0 {
+		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
+	}
+	end := i + strings.IndexByte(csp[i:], ';')
+	return csp[:end] + " " + source + csp[end:]
+}
+
 // render writes the page name with status. It renders into a buffer first, so a template error
 // is a 500 and never half a page.
 func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) {
@@ -101,9 +142,7 @@ func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	pageHeaders(w.Header())
-	if d.InlineStyle != "" {
-		w.Header().Set("Content-Security-Policy", inlineStyleCSP)
-	}
+	w.Header().Set("Content-Security-Policy", pageCSP(d))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Language", d.T.Lang())
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))

@@ -18,6 +18,10 @@ var _ store.Tenants = (*Tenants)(nil)
 
 const tenantColumns = `id, display_name, created, logo, logo_type, logo_hash, accent_color, default_language`
 
+// tenantListColumns are tenantColumns for List, which leaves the logos out: NULL in the logo's
+// place.
+const tenantListColumns = `id, display_name, created, NULL, logo_type, logo_hash, accent_color, default_language`
+
 // Create implements store.Tenants.
 func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	if !store.ValidTenantID(t.ID) {
@@ -91,7 +95,7 @@ func scanTenant(row scanner) (*store.Tenant, error) {
 func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
 	out := []store.Tenant{}
 	err := ts.s.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY id`)
+		rows, err := tx.query(ctx, `SELECT `+tenantListColumns+` FROM tenants ORDER BY id`)
 		if err != nil {
 			return err
 		}
