@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
 	"github.com/visid/visid/store/schema"
@@ -32,11 +33,14 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	ctx := r.Context()
 	params, err := requestParams(w, r)
 	if err != nil {
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request could not be read."))
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.unreadable")
 		return
 	}
+	if validParams(params) && r.Method == http.MethodPost {
+		pageLangOf(r).uiLocales = params.Get("ui_locales")
+	}
 	if !validParams(params) {
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request carries characters that are not text."))
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.nottext")
 		return
 	}
 	if !p.tenantExists(w, r, tenant) {
@@ -44,13 +48,13 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	}
 	clientID, ok := single(params, "client_id")
 	if !ok || clientID == "" {
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names no application (client_id)."))
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.noclient")
 		return
 	}
 	client, err := p.cfg.Clients.Get(ctx, tenant, clientID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request names an unknown application (client_id)."))
+			p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.unknownclient")
 		} else {
 			p.internal(w, r, err)
 		}
@@ -64,7 +68,7 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 	// the provider never does: request_uri_not_supported, below.
 	redirectURI, ok := single(params, "redirect_uri")
 	if !ok || !slices.Contains(client.RedirectURIs, redirectURI) {
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request's redirect_uri is missing or is not registered for this application."))
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.redirecturi")
 		return
 	}
 	// From here on the redirect URI is trusted: errors go back to the client.
@@ -87,41 +91,48 @@ func (p *provider) authorize(w http.ResponseWriter, r *http.Request, tenant stri
 		Nonce:       params.Get("nonce"),
 		Challenge:   params.Get("code_challenge"),
 		LoginHint:   loginHint(params),
+		UILocales:   pagetext.UILocales(params.Get("ui_locales")),
 	})
 }
 
 // authRequest is a validated authorization request: what the interaction keeps of it.
 type authRequest struct {
 	RedirectURI, State, Nonce, Challenge, LoginHint string
+	// UILocales are the canonical tags of ui_locales, kept beside the interaction for its pages.
+	UILocales []string
 }
 
 // authorizePushed serves an authorization request that brings a pushed request: only client_id
 // and request_uri are read.
 func (p *provider) authorizePushed(w http.ResponseWriter, r *http.Request, tenant string, client *store.Client, params url.Values) {
 	ctx := r.Context()
-	gone := newError(errInvalidRequest, "This sign-in request was used already, has expired, or is not valid. Go back to the application and start again.")
 	ref, ok := single(params, "request_uri")
-	token, isOurs := strings.CutPrefix(ref, requestURIPrefix)
-	if !ok || !isOurs || len(token) != 43 {
-		p.page(w, r, http.StatusBadRequest, gone)
+	rest, isOurs := strings.CutPrefix(ref, requestURIPrefix)
+	token, locales, _ := strings.Cut(rest, ".")
+	uiLocales := pagetext.UILocales(strings.ReplaceAll(locales, ".", " "))
+	// The pushed ui_locales, not the browser's parameter, speak for the pages.
+	pageLangOf(r).uiLocales = strings.Join(uiLocales, " ")
+	if !ok || !isOurs || !tokenShaped(token) || locales != strings.Join(uiLocales, ".") {
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.pushedgone")
 		return
 	}
-	pr, err := p.cfg.Pushed.Consume(ctx, tenant, client.ID, sha256.Sum256([]byte(token)), p.now())
+	pr, err := p.cfg.Pushed.Consume(ctx, tenant, client.ID, sha256.Sum256([]byte(rest)), p.now())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		p.log.InfoContext(ctx, "request_uri refused: unknown, used, expired or another client's", "tenant", tenant, "client", client.ID)
-		p.page(w, r, http.StatusBadRequest, gone)
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.pushedgone")
 		return
 	case err != nil:
 		p.internal(w, r, err)
 		return
 	case !slices.Contains(client.RedirectURIs, pr.RedirectURI):
 		// The client's redirect URIs changed since it pushed the request.
-		p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "The sign-in request's redirect_uri is no longer registered for this application."))
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.redirecturigone")
 		return
 	}
 	p.start(w, r, tenant, client, authRequest{
 		RedirectURI: pr.RedirectURI, State: pr.State, Nonce: pr.Nonce, Challenge: pr.Challenge, LoginHint: pr.LoginHint,
+		UILocales: uiLocales,
 	})
 }
 
@@ -165,6 +176,7 @@ func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, 
 	}
 	p.tel.count(ctx, p.tel.authorizations, "", tenant)
 	p.bind(w, &in)
+	p.keepUILocales(w, &in, req.UILocales)
 	secureHeaders(w.Header())
 	w.Header().Set("Location", p.loginPath(&in, ""))
 	w.WriteHeader(http.StatusSeeOther)
@@ -172,14 +184,13 @@ func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, 
 
 // tenantExists answers with an error page unless tenant exists; it reports whether to go on.
 func (p *provider) tenantExists(w http.ResponseWriter, r *http.Request, tenant string) bool {
-	unknown := newError(errInvalidRequest, "The sign-in request names no known organisation.")
 	if !store.ValidTenantID(tenant) {
-		p.page(w, r, http.StatusBadRequest, unknown)
+		p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.unknowntenant")
 		return false
 	}
 	if _, err := p.cfg.Tenants.Get(r.Context(), tenant); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			p.page(w, r, http.StatusBadRequest, unknown)
+			p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.request.unknowntenant")
 		} else {
 			p.internal(w, r, err)
 		}

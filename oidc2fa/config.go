@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
 )
@@ -150,6 +151,15 @@ type Config struct {
 	// peer. It changes the limiter's key only, not Login.ClientAddr.
 	ClientAddr func(*http.Request) string
 
+	// Languages adds languages to the provider's own pages (the error pages and the first page
+	// of an enrollment link) or changes texts of a built-in one (see Catalog and
+	// BuiltinCatalogs). The pages ship in English, German, French, Spanish and Japanese, and
+	// speak the language that best matches the person's preferences: the authorization
+	// request's ui_locales, then Accept-Language, then the tenant's default language, then
+	// English. The Authenticator's pages get the same preferences (Login.Languages). nil: the
+	// built-in languages.
+	Languages []Catalog
+
 	// AMR, when not nil, is the amr claim of every ID token. nil: the methods the
 	// Authenticator reports in Success.Methods (RFC 8176 values where one fits).
 	AMR []string
@@ -198,6 +208,7 @@ type provider struct {
 	addrs     ratelimit.Limiter
 	addrOf    func(*http.Request) string
 	tel       *telemetry
+	texts     *pagetext.Set
 }
 
 // New returns the second-factor OpenID provider of cfg as an http.Handler. Its paths are
@@ -303,6 +314,9 @@ func newProvider(cfg Config) (*provider, error) {
 		}
 	}
 	if p.tel, err = newTelemetry(cfg); err != nil {
+		return nil, err
+	}
+	if p.texts, err = newTextSet(cfg.Languages); err != nil {
 		return nil, err
 	}
 	if p.cookieKey == nil {

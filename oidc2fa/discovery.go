@@ -32,6 +32,7 @@ type discoveryDoc struct {
 	RequestParameterSupported         bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupported      bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported          bool     `json:"claims_parameter_supported"`
+	UILocalesSupported                []string `json:"ui_locales_supported"`
 	// PAREndpoint and RequirePAR are RFC 9126 §5's; the endpoint is listed when the provider has
 	// a store for pushed requests.
 	PAREndpoint string `json:"pushed_authorization_request_endpoint,omitempty"`
@@ -91,6 +92,7 @@ func (p *provider) discovery(w http.ResponseWriter, r *http.Request, tenant stri
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "amr", "preferred_username", "email"},
 		PromptValuesSupported:             []string{"login"},
+		UILocalesSupported:                p.uiLocalesSupported(),
 		AuthorizationResponseISSSupported: true,
 		PAREndpoint:                       par,
 		RequirePAR:                        p.cfg.RequirePAR,

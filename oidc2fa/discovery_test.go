@@ -56,6 +56,7 @@ func TestDiscoveryFields(t *testing.T) {
 		{"authorization_response_iss_parameter_supported", true},
 		{"request_parameter_supported", false},
 		{"request_uri_parameter_supported", false},
+		{"ui_locales_supported", []any{"en", "de", "es", "fr", "ja"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.field, func(t *testing.T) {

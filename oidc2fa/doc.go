@@ -89,6 +89,35 @@
 // Config.TrustedProxies, the right-most untrusted address of X-Forwarded-For (ClientIP); the
 // Authenticator gets the same address as Login.ClientAddr.
 //
+// # Languages
+//
+// The provider's pages (the error pages and the first page of an enrollment link) and the
+// picture login's speak English, German, French, Spanish and Japanese. A page speaks the best
+// match, by golang.org/x/text/language's Matcher, for the person's languages in this order:
+// the ui_locales of the authorization request, the browser's Accept-Language, the tenant's
+// default language; English when none matches. <html lang> and Content-Language name it.
+// ui_locales lasts the whole sign-in: a pushed request (RFC 9126) keeps it in its request_uri,
+// whose hash covers it, and the login pages in a cookie beside the interaction's; a client
+// asks for an enrollment link in a language with ui_locales at POST /enroll/{tenant}
+// (EnrollmentRequest.UILocales). An Authenticator gets the same preferences as Login.Languages
+// and Enrollment.Languages.
+//
+// A host adds a language, or changes texts of a built-in one, with Config.Languages (and
+// picture.Config.Languages for the picture login's pages): one Catalog per language, whose
+// keys BuiltinCatalogs lists with their texts:
+//
+//	english := oidc2fa.BuiltinCatalogs()[0].Messages // every key, in English
+//	italian := map[string]string{}
+//	for key, text := range english {
+//		italian[key] = translate(text) // the host's own translation
+//	}
+//	cfg.Languages = []oidc2fa.Catalog{
+//		{Language: language.Italian, Messages: italian},
+//		{Language: language.German, Messages: map[string]string{"link.continue": "Los geht's"}},
+//	}
+//
+// New refuses a new language that lacks a key, and a key that no page has.
+//
 // # Metrics and traces
 //
 // The provider reports through the OpenTelemetry API to Config.MeterProvider and

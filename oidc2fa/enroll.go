@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/store"
 )
 
@@ -71,6 +74,9 @@ type Enrollment struct {
 	// factor. When it is false the Enroller must only set up a first factor, and refuse (with
 	// Cancel) if the user has one by the time the enrollment is stored.
 	Replace bool
+	// Languages are the person's languages, best first, as Login.Languages: the ui_locales of
+	// the link, the browser's Accept-Language, the tenant's default language.
+	Languages []language.Tag
 
 	p  *provider
 	in *store.Interaction
@@ -158,6 +164,10 @@ type EnrollmentRequest struct {
 	RedirectURI string
 	// State is returned to RedirectURI unchanged.
 	State string
+	// UILocales are the person's languages (space-separated BCP 47 tags, as OpenID Connect's
+	// ui_locales), best first: the link carries them, and its pages speak the best match.
+	// "": the browser's Accept-Language, then the tenant's default language.
+	UILocales string
 }
 
 // EnrollmentLink is a one-time link that lets its holder set up the factor for a user.
@@ -272,8 +282,12 @@ func (p *provider) enrollmentLink(ctx context.Context, req EnrollmentRequest,
 	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
 		return nil, err
 	}
+	link := p.base + "/enroll/" + req.Tenant + "/" + token
+	if tags := pagetext.UILocales(req.UILocales); len(tags) > 0 {
+		link += "?" + url.Values{"ui_locales": {strings.Join(tags, " ")}}.Encode()
+	}
 	return &EnrollmentLink{
-		URL:     p.base + "/enroll/" + req.Tenant + "/" + token,
+		URL:     link,
 		Expires: in.Expires,
 		Subject: subject,
 	}, nil
@@ -317,6 +331,7 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 	)
 	link, err := p.enrollmentLink(r.Context(), EnrollmentRequest{
 		Tenant: tenant, User: hint, ClientID: client.ID, RedirectURI: form.Get("redirect_uri"), State: form.Get("state"),
+		UILocales: form.Get("ui_locales"),
 	}, func(ctx context.Context, subject string) (bool, error) {
 		has, err := p.hasFactor(ctx, tenant, subject)
 		if err != nil {
@@ -372,9 +387,8 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, token string) {
 	ctx := r.Context()
 	secureHeaders(w.Header())
-	gone := newError(errInvalidRequest, enrollmentLinkGone)
 	if _, ok := p.cfg.Authenticator.(Enroller); !ok || !tokenShaped(token) {
-		p.enrollmentPage(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, errInvalidRequest, "enrollment.linkgone")
 		return
 	}
 	id := linkID(token)
@@ -389,7 +403,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		p.enrollmentPage(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, errInvalidRequest, "enrollment.linkgone")
 		return
 	case err != nil:
 		p.internal(w, r, err)
@@ -397,7 +411,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 	case link.Purpose != store.PurposeEnrollLink || link.Tenant != tenant || !p.now().Before(link.Expires):
 		// A link of another tenant was taken by mistake only if someone guessed a 256-bit
 		// token; an expired one is gone either way.
-		p.enrollmentPage(w, r, http.StatusNotFound, gone)
+		p.enrollmentPage(w, r, http.StatusNotFound, errInvalidRequest, "enrollment.linkgone")
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -412,11 +426,17 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 			p.internal(w, r, err)
 			return
 		}
-		t := newTenantPage(look)
+		tp := newTenantPage(look)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", t.csp())
-		_ = linkPageTemplate.Execute(w, linkPageData{Client: client, Action: p.basePath + "/enroll/" + tenant + "/" + token,
-			Style: pageStyle, tenantPage: t})
+		w.Header().Set("Content-Security-Policy", tp.csp())
+		action := p.basePath + "/enroll/" + tenant + "/" + token
+		if tags := pagetext.UILocales(pageLangOf(r).uiLocales); len(tags) > 0 {
+			action += "?" + url.Values{"ui_locales": {strings.Join(tags, " ")}}.Encode()
+		}
+		p.knowTenantLanguage(r, look)
+		t := p.pageTexts(r)
+		w.Header().Set("Content-Language", t.Lang())
+		_ = linkPageTemplate.Execute(w, linkPageData{T: t, Client: client, Action: action, Style: pageStyle, tenantPage: tp})
 		return
 	}
 	now := p.now()
@@ -430,6 +450,7 @@ func (p *provider) enrollLink(w http.ResponseWriter, r *http.Request, tenant, to
 		return
 	}
 	p.bind(w, &in)
+	p.keepUILocales(w, &in, pagetext.UILocales(pageLangOf(r).uiLocales))
 	http.Redirect(w, r, p.loginPath(&in, ""), http.StatusSeeOther)
 }
 
@@ -482,6 +503,8 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		p.internal(w, r, err)
 		return
 	}
+	p.knowTenantLanguage(r, e.Look)
+	e.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	enroller.ServeEnroll(w, r, e)
 }
 

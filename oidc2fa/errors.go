@@ -47,30 +47,35 @@ func secureHeaders(h http.Header) {
 }
 
 // page answers a browser with an error page of a sign-in and never redirects: used when the
-// redirect URI cannot be trusted, or no longer known.
-func (p *provider) page(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
-	p.errorPage(w, r, status, signInProblemTitle, e)
+// redirect URI cannot be trusted, or no longer known. msg is the message key of what the page
+// says; code the OAuth error code it shows for support.
+func (p *provider) page(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	p.errorPage(w, r, status, signInProblemTitle, code, msg)
 }
 
 // enrollmentPage is page for an enrollment: its heading speaks of the set-up, not of a sign-in.
-func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
-	p.errorPage(w, r, status, enrollmentProblemTitle, e)
+func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	p.errorPage(w, r, status, enrollmentProblemTitle, code, msg)
 }
 
-func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title string, e *oauthError) {
-	p.tenantErrorPage(w, r, TenantLook{}, status, title, e)
+// errorPage answers with the error page headed title that says msg (message keys), in the
+// person's language.
+func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title, code, msg string) {
+	p.tenantErrorPage(w, r, TenantLook{}, status, title, code, msg)
 }
 
 // tenantErrorPage is errorPage with the look of the tenant the page is about.
-func (p *provider) tenantErrorPage(w http.ResponseWriter, r *http.Request, look TenantLook, status int, title string, e *oauthError) {
+func (p *provider) tenantErrorPage(w http.ResponseWriter, r *http.Request, look TenantLook, status int, title, code, msg string) {
 	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
-		"status", status, "error", e.Code, "description", e.Description)
-	t := newTenantPage(look)
+		"status", status, "error", code, "message", msg)
+	tp := newTenantPage(look)
 	secureHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", t.csp())
+	w.Header().Set("Content-Security-Policy", tp.csp())
+	t := p.pageTexts(r)
+	w.Header().Set("Content-Language", t.Lang())
 	w.WriteHeader(status)
-	_ = errorPageTemplate.Execute(w, errorPageData{Title: title, Message: e.Description, Code: e.Code, Style: pageStyle, tenantPage: t})
+	_ = errorPageTemplate.Execute(w, errorPageData{T: t, Title: title, Message: msg, Code: code, Style: pageStyle, tenantPage: tp})
 }
 
 // redirectError sends the browser back to the client with an error (RFC 6749 §4.1.2.1, RFC 9207).
@@ -134,5 +139,5 @@ func (p *provider) recoverer(next http.Handler) http.Handler {
 // internal logs an unexpected error and answers a browser with a page.
 func (p *provider) internal(w http.ResponseWriter, r *http.Request, err error) {
 	p.log.ErrorContext(r.Context(), "oidc request failed", "path", r.URL.Path, "err", err)
-	p.page(w, r, http.StatusInternalServerError, newError(errServerError, "Something went wrong on our side. Go back to the application and try again."))
+	p.page(w, r, http.StatusInternalServerError, errServerError, "error.internal")
 }

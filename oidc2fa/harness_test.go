@@ -123,6 +123,8 @@ type browser struct {
 	e           *env
 	cookies     map[string]*http.Cookie
 	keepExpired bool
+	// acceptLanguage, when set, is the Accept-Language of every request.
+	acceptLanguage string
 }
 
 func (e *env) browser() *browser { return &browser{e: e, cookies: map[string]*http.Cookie{}} }
@@ -157,6 +159,9 @@ func (b *browser) do(method, target string, form url.Values) *httptest.ResponseR
 		if !b.expired(c) {
 			req.AddCookie(c)
 		}
+	}
+	if b.acceptLanguage != "" {
+		req.Header.Set("Accept-Language", b.acceptLanguage)
 	}
 	rec := httptest.NewRecorder()
 	b.e.handler.ServeHTTP(rec, req)

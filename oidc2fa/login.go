@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+
 	"github.com/visid/visid/store"
 )
 
@@ -70,6 +72,11 @@ type Login struct {
 	CSRFToken string
 	// Expires is when the interaction ends.
 	Expires time.Time
+	// Languages are the person's languages, best first: the authorization request's
+	// ui_locales, the browser's Accept-Language, the tenant's default language. The pages
+	// speak the best match among the languages they have (language.Matcher), English when none
+	// matches, and say which in <html lang>.
+	Languages []language.Tag
 
 	p  *provider
 	in *store.Interaction
@@ -249,6 +256,8 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		return
 	}
 	l.Look = look
+	p.knowTenantLanguage(r, look)
+	l.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -283,19 +292,19 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 // Otherwise it answers the browser and returns false.
 func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant, id string) (*store.Interaction, bool) {
 	secureHeaders(w.Header())
-	ended := newError(errInvalidRequest, "This sign-in has ended or expired. Go back to the application and start again.")
+	ended := "error.signin.ended"
 	page := p.page
 	if purpose == store.PurposeEnroll {
-		ended.Description = enrollmentEndedText
+		ended = "enrollment.ended"
 		page = p.enrollmentPage
 	}
 	if !tokenShaped(id) { // checked before any store call: a store may refuse bytes that are not text
-		page(w, r, http.StatusBadRequest, ended)
+		page(w, r, http.StatusBadRequest, errInvalidRequest, ended)
 		return nil, false
 	}
 	in, err := p.cfg.Interactions.Get(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (in.Tenant != tenant || in.Purpose != purpose) {
-		page(w, r, http.StatusBadRequest, ended)
+		page(w, r, http.StatusBadRequest, errInvalidRequest, ended)
 		return nil, false
 	}
 	if err != nil {
@@ -303,8 +312,7 @@ func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant,
 		return nil, false
 	}
 	if !p.bound(r, id) {
-		page(w, r, http.StatusForbidden, newError(errInvalidRequest,
-			"This page was opened in another browser. Go back to the application and start again here."))
+		page(w, r, http.StatusForbidden, errInvalidRequest, "error.otherbrowser")
 		return nil, false
 	}
 	if !p.now().Before(in.Expires) {
@@ -318,8 +326,7 @@ func (p *provider) open(w http.ResponseWriter, r *http.Request, purpose, tenant,
 	if r.Method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue(CSRFField)), []byte(p.mac("csrf", id))) {
-			page(w, r, http.StatusForbidden, newError(errInvalidRequest,
-				"The form could not be verified. Go back to the application and start again."))
+			page(w, r, http.StatusForbidden, errInvalidRequest, "error.form")
 			return nil, false
 		}
 	}
@@ -442,22 +449,24 @@ func (p *provider) finish(w http.ResponseWriter, r *http.Request, id string, e *
 // enrollmentEnded answers the browser of an enrollment without an application to return to,
 // which ended with e for reason why, with a page that says in plain words what happened.
 func (p *provider) enrollmentEnded(w http.ResponseWriter, r *http.Request, tenant string, e *oauthError, why string) {
-	status, title, msg := http.StatusBadRequest, enrollmentProblemTitle, e.Description
+	status, title, msg := http.StatusBadRequest, enrollmentProblemTitle, "enrollment.ended"
 	switch why {
 	case "cancelled":
-		status, title, msg = http.StatusOK, enrollmentCancelledTitle, enrollmentCancelled
+		status, title, msg = http.StatusOK, enrollmentCancelledTitle, "enrollment.cancelled"
 	case "expired":
-		msg = enrollmentExpired
+		msg = "enrollment.expired"
 	case "user deleted or inactive":
-		msg = enrollmentUserGone
+		msg = "enrollment.usergone"
 	case "client deleted":
-		msg = enrollmentClientGone
+		msg = "enrollment.clientgone"
 	}
 	look, err := p.look(r.Context(), tenant)
 	if err != nil { // the page is still worth showing, in visid's look
 		p.log.ErrorContext(r.Context(), "reading the tenant's look failed", "tenant", tenant, "err", err)
+	} else {
+		p.knowTenantLanguage(r, look)
 	}
-	p.tenantErrorPage(w, r, look, status, title, &oauthError{Code: e.Code, Description: msg})
+	p.tenantErrorPage(w, r, look, status, title, e.Code, msg)
 }
 
 // take removes the interaction, so it ends once; when another request ended it first, it
@@ -466,7 +475,7 @@ func (p *provider) take(w http.ResponseWriter, r *http.Request, id string) (*sto
 	in, err := p.cfg.Interactions.Take(r.Context(), id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			p.page(w, r, http.StatusBadRequest, newError(errInvalidRequest, "This sign-in has already ended. Go back to the application."))
+			p.page(w, r, http.StatusBadRequest, errInvalidRequest, "error.signin.alreadyended")
 		} else {
 			p.internal(w, r, err)
 		}

@@ -6,27 +6,19 @@ import (
 	"encoding/base64"
 	"html/template"
 	"strings"
+
+	"github.com/visid/visid/internal/pagetext"
 )
 
 // The provider's own pages: the error page and the first page of an enrollment link. They look
-// like an authenticator's pages (the picture login's), and every string of them is here.
+// like an authenticator's pages (the picture login's); every string of them is a message of
+// texts/*.json, in the person's language.
 
-// The headings of the error pages.
+// The headings of the error pages, as message keys of texts/*.json.
 const (
-	signInProblemTitle     = "This sign-in cannot be completed"
-	enrollmentProblemTitle = "Your second factor was not set up"
-)
-
-// The texts of the error pages an enrollment ends with, when no application waits for the
-// person.
-const (
-	enrollmentCancelledTitle = "Set-up cancelled"
-	enrollmentCancelled      = "You cancelled setting up your second factor. Nothing was changed. You can close this page."
-	enrollmentExpired        = "This set-up took too long and has expired. Nothing was changed. Ask for a new link."
-	enrollmentUserGone       = "This account cannot set up a second factor. Ask your administrator."
-	enrollmentClientGone     = "The application that sent you here is no longer registered. Nothing was changed."
-	enrollmentLinkGone       = "This enrollment link was used already, has expired, or is not valid. Ask for a new one."
-	enrollmentEndedText      = "This set-up has ended or expired. Go back to where you started and try again."
+	signInProblemTitle       = "error.title.signin"
+	enrollmentProblemTitle   = "error.title.enrollment"
+	enrollmentCancelledTitle = "error.title.cancelled"
 )
 
 // pages.css is the style sheet of the provider's pages, inlined in each page and allowed by its
@@ -88,28 +80,30 @@ const tenantTemplates = `{{define "accent"}}{{with .AccentStyle}}<style>{{.}}</s
 {{else if .Name}}<p class="tenant tenant-name">{{.Name}}</p>
 {{end}}{{end}}{{end}}`
 
-// errorPageData is what errorPageTemplate reads: Message says in plain words what happened and
-// what to do; Code is the OAuth error code, shown small for support.
+// errorPageData is what errorPageTemplate reads: Title and Message are message keys, Message
+// says in plain words what happened and what to do; Code is the OAuth error code, shown small
+// for support.
 type errorPageData struct {
+	T                    *pagetext.Texts
 	Title, Message, Code string
 	Style                template.CSS
 	tenantPage
 }
 
 var errorPageTemplate = template.Must(template.Must(template.New("error").Parse(tenantTemplates)).Parse(`<!doctype html>
-<html lang="en">
+<html lang="{{.T.Lang}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>{{.Title}}</title>
+<title>{{.T.Text .Title}}</title>
 <style>{{.Style}}</style>
 {{template "accent" .}}</head>
 <body>
 <main class="page">
-{{template "tenant" .}}<h1>{{.Title}}</h1>
-<p class="lead">{{.Message}}</p>
-{{with .Code}}<p class="support">Error code for support: <code>{{.}}</code></p>{{end}}
+{{template "tenant" .}}<h1>{{.T.Text .Title}}</h1>
+<p class="lead">{{.T.Text .Message}}</p>
+{{with .Code}}<p class="support">{{$.T.Text "error.support"}} <code>{{.}}</code></p>{{end}}
 </main>
 </body>
 </html>
@@ -117,27 +111,28 @@ var errorPageTemplate = template.Must(template.Must(template.New("error").Parse(
 
 // linkPageData is what linkPageTemplate reads.
 type linkPageData struct {
+	T              *pagetext.Texts
 	Client, Action string
 	Style          template.CSS
 	tenantPage
 }
 
 var linkPageTemplate = template.Must(template.Must(template.New("link").Parse(tenantTemplates)).Parse(`<!doctype html>
-<html lang="en">
+<html lang="{{.T.Lang}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Set up your second factor</title>
+<title>{{.T.Text "link.title"}}</title>
 <style>{{.Style}}</style>
 {{template "accent" .}}</head>
 <body>
 <main class="page">
-{{template "tenant" .}}<h1>Set up your second factor</h1>
-<p class="lead">This link lets you set up the second factor of your account{{with .Client}} for {{.}}{{end}}. It works once, in this browser.</p>
+{{template "tenant" .}}<h1>{{.T.Text "link.title"}}</h1>
+<p class="lead">{{if .Client}}{{.T.Text "link.lead.client" "client" .Client}}{{else}}{{.T.Text "link.lead"}}{{end}}</p>
 <form method="post" action="{{.Action}}">
 <div class="actions">
-<button type="submit" class="button primary" id="continue">Continue</button>
+<button type="submit" class="button primary" id="continue">{{.T.Text "link.continue"}}</button>
 </div>
 </form>
 </main>

@@ -5,20 +5,25 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/visid/visid/internal/jsonenc"
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/store"
 )
 
 // requestURIPrefix begins every request_uri the provider hands out (RFC 9126 §2.2); 256 random
-// bits follow, base64url-encoded.
+// bits follow, base64url-encoded, and then, when the request had ui_locales, a dot and its
+// canonical tags joined by dots. The store keeps the SHA-256 of everything after the prefix, so
+// the tags travel with the request without a column of their own and cannot be changed on the
+// way: a request_uri whose tags were edited names no pushed request.
 const requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
 
 // par is the pushed authorization request endpoint (RFC 9126): the client's backend,
 // authenticated as at the token endpoint, sends the authorization request itself, and gets a
 // one-time request_uri for the browser to bring to the authorization endpoint. The request is
 // checked as the authorization endpoint checks it, but every error is a JSON answer: nothing
-// redirects. The store keeps only the SHA-256 of the request_uri's random part.
+// redirects. The store keeps only the SHA-256 of the request_uri's part after its prefix.
 func (p *provider) par(w http.ResponseWriter, r *http.Request, tenant string) {
 	ctx := r.Context()
 	form, client, ok := p.clientRequest(w, r, tenant)
@@ -40,6 +45,9 @@ func (p *provider) par(w http.ResponseWriter, r *http.Request, tenant string) {
 		return
 	}
 	token := randomToken()
+	if tags := pagetext.UILocales(form.Get("ui_locales")); len(tags) > 0 {
+		token += "." + strings.Join(tags, ".")
+	}
 	now := p.now()
 	err := p.cfg.Pushed.Create(ctx, store.PushedRequest{
 		Hash:        sha256.Sum256([]byte(token)),

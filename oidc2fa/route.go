@@ -14,6 +14,18 @@ func (p *provider) route(w http.ResponseWriter, r *http.Request) {
 	clean := path.Clean("/" + r.URL.Path)
 	seg := strings.Split(strings.TrimPrefix(clean, "/"), "/")
 	method := r.Method
+	// The pages of a request speak its person's language: the tenant's default and the
+	// ui_locales kept with an interaction count.
+	if len(seg) >= 2 && (seg[0] == "authorize" || seg[0] == "login" || seg[0] == "enroll" || seg[0] == "enrollment") {
+		pl := &pageLang{tenant: seg[1]}
+		switch {
+		case seg[0] == "authorize" && method == http.MethodGet || seg[0] == "enroll":
+			pl.uiLocales = r.URL.Query().Get("ui_locales")
+		case len(seg) >= 3 && (seg[0] == "login" || seg[0] == "enrollment"):
+			pl.uiLocales = keptUILocales(r, seg[2])
+		}
+		r = withPageLang(r, pl)
+	}
 	switch {
 	case len(seg) == 3 && seg[1] == ".well-known" && seg[2] == "openid-configuration":
 		if p.allow(w, method, "GET", "HEAD") {
@@ -95,7 +107,6 @@ func (p *provider) limit(w http.ResponseWriter, r *http.Request) bool {
 	if d.Allowed {
 		return true
 	}
-	p.page(w, r, http.StatusTooManyRequests, newError(errTemporarilyUnavailable,
-		"Too many sign-in requests came from your network. Wait a minute and try again."))
+	p.page(w, r, http.StatusTooManyRequests, errTemporarilyUnavailable, "error.toomany")
 	return false
 }

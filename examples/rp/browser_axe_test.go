@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,9 @@ func (c *chrome) checkA11y(axe, what string) {
 	start := time.Now()
 	vs := axeRun(c, axe)
 	c.t.Logf("axe: %s: %d violations in %s", what, len(vs), time.Since(start).Round(time.Millisecond))
+	if !strings.HasPrefix(what, "the app's") {
+		c.checkLanguage(what)
+	}
 	if len(vs) == 0 {
 		return
 	}
@@ -108,14 +112,20 @@ func (c *chrome) enrollPoints(points []picture.Point) {
 	c.clickPoints(points[:len(points)-1])
 	c.clickPoint(points[len(points)-1])
 	c.waitFor("step 3", `!document.getElementById("step-confirm").hidden`)
-	c.waitText("#count", fmt.Sprintf("0 of %d points", len(points)))
+	c.waitText("#count", visidText(c.vp, "script.count.other", "placed", "0", "n", strconv.Itoa(len(points))))
 }
 
 // TestBrowserAccessibility runs axe on each page a person sees, in each state that shows
-// something new, at a desktop's and a phone's size.
+// something new, at a desktop's and a phone's size in English, and once in each other language
+// of visid's pages, at one size or the other: there visid's pages must also say their language
+// and show no English.
 func TestBrowserAccessibility(t *testing.T) {
 	axe := axeSource(t)
-	for _, vp := range []viewport{axeDesktop, phone} {
+	in := func(vp viewport, lang string) viewport {
+		vp.name, vp.lang = vp.name+"-"+lang, lang
+		return vp
+	}
+	for _, vp := range []viewport{axeDesktop, phone, in(phone, "de"), in(axeDesktop, "ja"), in(phone, "fr"), in(axeDesktop, "es")} {
 		t.Run(vp.name, func(t *testing.T) {
 			t.Run("sign-in", func(t *testing.T) { a11ySignIn(t, axe, vp) })
 			t.Run("enrollment", func(t *testing.T) { a11yEnrollment(t, axe, vp) })
@@ -205,7 +215,7 @@ func a11yEnrollment(t *testing.T, axe string, vp viewport) {
 	c.clickPoints(points)
 	c.checkA11y(axe, "step 3 of the enrollment, every point confirmed")
 	c.press("#submit", "p.hint")
-	assert.Equal(t, "Your picture password is set up", c.text("h1"))
+	assert.Equal(t, "Your picture password is set up", c.text("h1"), "the app's page")
 	c.checkA11y(axe, "the app's page after the enrollment")
 }
 
@@ -218,8 +228,8 @@ func a11yErrors(t *testing.T, axe string, vp viewport) {
 	points := []picture.Point{{X: 150, Y: 120}, {X: 820, Y: 140}, {X: 500, Y: 380}, {X: 180, Y: 620}, {X: 840, Y: 600}}
 
 	c.open(s.v.srv.URL+"/oidc/login/demo/"+strings.Repeat("a", 43), "h1")
-	assert.Equal(t, "This sign-in cannot be completed", c.text("h1"))
-	assert.Equal(t, "Error code for support: invalid_request", c.text(".support"))
+	assert.Equal(t, visidText(vp, "error.title.signin"), c.text("h1"))
+	assert.Equal(t, visidText(vp, "error.support")+" invalid_request", c.text(".support"))
 	c.checkA11y(axe, "visid's error page")
 
 	link := func() string {
@@ -237,19 +247,19 @@ func a11yErrors(t *testing.T, axe string, vp viewport) {
 	c.enrollPoints(points)
 	c.clickPoints(points)
 	c.press("#submit", "p.lead")
-	assert.Equal(t, "Picture password ready", c.text("h1"))
+	assert.Equal(t, visidText(vp, "done.title"), c.text("h1"))
 	assert.Equal(t, "rgb(244, 246, 248)", eval[string](c, `getComputedStyle(document.body).backgroundColor`),
 		"the page has its style sheet")
 	c.checkA11y(axe, "visid's page after an administrator's enrollment link")
 
 	c.open(first, "h1")
-	assert.Equal(t, "Your second factor was not set up", c.text("h1"))
+	assert.Equal(t, visidText(vp, "error.title.enrollment"), c.text("h1"))
 	c.checkA11y(axe, "visid's page for a used enrollment link")
 
 	c.open(link(), "#continue")
 	c.press("#continue", "#enroll-form")
 	c.press("#cancel", ".support")
-	assert.Equal(t, "Set-up cancelled", c.text("h1"))
+	assert.Equal(t, visidText(vp, "error.title.cancelled"), c.text("h1"))
 	c.checkA11y(axe, "visid's page after a cancelled enrollment")
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -142,6 +143,8 @@ type viewport struct {
 	name          string
 	width, height int64
 	phone         bool // a mobile device with a touch screen: taps instead of clicks
+	// lang, when set, is the browser's language (its Accept-Language): visid's pages speak it.
+	lang string
 }
 
 var (
@@ -173,7 +176,7 @@ func newChromeFor(t *testing.T, exe string, vp viewport, timeout time.Duration) 
 	profile := t.TempDir() // removed after the browser has ended: cleanups run last first
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+	opts := append([]chromedp.ExecAllocatorOption{},
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox, // the tests run as root
@@ -185,6 +188,10 @@ func newChromeFor(t *testing.T, exe string, vp viewport, timeout time.Duration) 
 		chromedp.NoFirstRun,
 		chromedp.UserDataDir(profile),
 	)
+	if vp.lang != "" {
+		opts = append(opts, chromedp.Flag("lang", vp.lang), chromedp.Flag("accept-lang", vp.lang))
+	}
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancelTab := chromedp.NewContext(ctx)
 	t.Cleanup(cancelTab)
@@ -202,11 +209,11 @@ func newChromeFor(t *testing.T, exe string, vp viewport, timeout time.Duration) 
 		}
 	}()
 	t.Cleanup(c.checkConsole) // before the tab closes
-	opts := []chromedp.EmulateViewportOption{}
+	emulate := []chromedp.EmulateViewportOption{}
 	if vp.phone {
-		opts = append(opts, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch)
+		emulate = append(emulate, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch)
 	}
-	c.do(chromedp.EmulateViewport(vp.width, vp.height, opts...))
+	c.do(chromedp.EmulateViewport(vp.width, vp.height, emulate...))
 	return c
 }
 
@@ -417,7 +424,7 @@ func (c *chrome) clickPoints(points []picture.Point) {
 	c.t.Helper()
 	for i, p := range points {
 		c.clickPoint(p)
-		c.waitText("#count", fmt.Sprintf("%d of %d points", i+1, picture.DefaultPoints))
+		c.waitText("#count", visidText(c.vp, "script.count.other", "placed", strconv.Itoa(i+1), "n", strconv.Itoa(picture.DefaultPoints)))
 	}
 }
 

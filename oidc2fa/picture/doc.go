@@ -124,6 +124,17 @@
 // POST {BaseURL}/enroll/{tenant} (oidc2fa/rp's EnrollURL does it), or an administrator makes one
 // with oidc2fa.NewEnrollmentLink.
 //
+// # Languages
+//
+// Every sentence of the pages, those picture.js shows and announces included, is a message of
+// the page's language: English, German, French, Spanish or Japanese, chosen by the provider's
+// rules (oidc2fa.Login.Languages: ui_locales, Accept-Language, the tenant's default). Numbers
+// take their language's plural form (golang.org/x/text/feature/plural on the server,
+// Intl.PluralRules in picture.js), and the built-in images have a title in each language.
+// Config.Languages adds a language or changes texts, as oidc2fa.Config.Languages does for the
+// provider's pages (BuiltinCatalogs lists the keys); "image.<name>" gives the title of any
+// image of Config.Images in a language.
+//
 // # Metrics and traces
 //
 // The login reports through the OpenTelemetry API to Config.MeterProvider and

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 )
@@ -15,7 +15,7 @@ import (
 // enrollState is what the enrollment pages keep in the interaction between requests. It never
 // holds points: they travel only in the final POST.
 type enrollState struct {
-	Message  string `json:"m,omitempty"` // why the last POST was refused
+	Message  string `json:"k,omitempty"` // why the last POST was refused: a message key
 	Selected string `json:"s,omitempty"` // the image the person had chosen
 	// Storing: a request of the enrollment is storing a picture; the others change nothing.
 	Storing bool `json:"w,omitempty"`
@@ -67,13 +67,15 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		}
 		serveImage(w, r, im)
 	case e.Rest == "" && r.Method == http.MethodGet:
+		t := a.texts.Match(e.Languages...)
 		d := &pageData{
-			Title:        "Set up your picture password",
+			T:            t,
+			Title:        t.Text("enroll.title"),
 			ClientName:   e.Client.Name,
 			StyleURL:     e.Path(stylePath),
 			ScriptURL:    e.Path(scriptPath),
 			CSRF:         e.CSRFToken,
-			Message:      st.Message,
+			Message:      refusalText(t, st.Message, a.points),
 			Points:       a.points,
 			Tolerance:    a.tolerance,
 			Action:       e.Path(""),
@@ -81,7 +83,7 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 			Selected:     st.Selected,
 		}
 		for _, im := range a.images.list {
-			d.Images = append(d.Images, imageChoice{Name: im.Name, Title: im.Title, URL: e.Path("image/" + im.Name)})
+			d.Images = append(d.Images, imageChoice{Name: im.Name, Title: imageTitle(t, im), URL: e.Path("image/" + im.Name)})
 		}
 		a.render(w, r, http.StatusOK, "enroll", d.withTenant(e.Look))
 	case e.Rest == "" && r.Method == http.MethodPost:
@@ -117,24 +119,24 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 		http.Redirect(w, r, e.Path(""), http.StatusSeeOther)
 	}
 	if a.images.byName[name] == nil {
-		refuse("Choose one of the pictures.")
+		refuse("enroll.error.choose")
 		return
 	}
 	points, err1 := ParsePoints(r.PostFormValue("points"), a.points)
 	confirm, err2 := ParsePoints(r.PostFormValue("confirm"), a.points)
 	if err1 != nil || err2 != nil {
-		refuse(fmt.Sprintf("Tap or click %d points on the picture, then the same %d points again.", a.points, a.points))
+		refuse("enroll.error.points")
 		return
 	}
 	for i, p := range points {
 		for _, q := range points[:i] {
 			if tooClose(q, p, a.tolerance) {
-				refuse("Two of your points are too close together. Choose details farther apart.")
+				refuse("enroll.error.tooclose")
 				return
 			}
 		}
 		if abs(confirm[i].X-p.X) > a.tolerance || abs(confirm[i].Y-p.Y) > a.tolerance {
-			refuse("The second round did not match the first. Start again.")
+			refuse("enroll.error.mismatch")
 			return
 		}
 	}
@@ -151,8 +153,9 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	case errors.Is(err, errStoring) || errors.Is(err, store.ErrNotFound):
 		a.log.InfoContext(ctx, "picture enrollment refused: another request of the enrollment stores a picture",
 			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
-		a.render(w, r, http.StatusBadRequest, "ended", (&pageData{Title: "Picture password",
-			Message: "This enrollment has ended. Nothing was changed by this request."}).withTenant(e.Look))
+		t := a.texts.Match(e.Languages...)
+		a.render(w, r, http.StatusBadRequest, "ended", (&pageData{T: t, Title: t.Text("ended.title"),
+			Message: t.Text("ended.message")}).withTenant(e.Look))
 		return
 	case err != nil:
 		a.internal(w, r, err)
@@ -192,7 +195,19 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	}
 	// An administrator's link: no application waits for the person. The enrollment has ended,
 	// so the page links nothing below its URL (no stylesheet).
-	a.render(w, r, http.StatusOK, "done", (&pageData{Title: "Picture password ready", InlineStyle: inlineStyle}).withTenant(e.Look))
+	t := a.texts.Match(e.Languages...)
+	a.render(w, r, http.StatusOK, "done", (&pageData{T: t, Title: t.Text("done.title"), InlineStyle: inlineStyle}).withTenant(e.Look))
+}
+
+// refusalText is the sentence of the refusal key in the language of t: "" for none.
+func refusalText(t *pagetext.Texts, key string, points int) string {
+	switch key {
+	case "":
+		return ""
+	case "enroll.error.points":
+		return t.Plural(key, points)
+	}
+	return t.Text(key)
 }
 
 // unclaim lets the enrollment store a picture again after a request failed to store one.

@@ -118,6 +118,8 @@ type browser struct {
 	t    *testing.T
 	c    *http.Client
 	from string
+	// acceptLanguage, when set, is the Accept-Language of every request.
+	acceptLanguage string
 }
 
 // browserFrom is a browser whose requests come from the address from.
@@ -158,6 +160,9 @@ func (b *browser) do(method, target string, form url.Values) *page {
 	if b.from != "" {
 		req.Header.Set("X-Forwarded-For", b.from)
 	}
+	if b.acceptLanguage != "" {
+		req.Header.Set("Accept-Language", b.acceptLanguage)
+	}
 	resp, err := b.c.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()
@@ -188,11 +193,20 @@ func (p *page) csrf(t *testing.T) string {
 // login starts an authorization request for hint and returns the login page's URL and page.
 func (e *env) login(b *browser, hint string) (string, *page) {
 	e.t.Helper()
+	return e.loginWith(b, hint, nil)
+}
+
+// loginWith is login with the parameters extra added to the authorization request.
+func (e *env) loginWith(b *browser, hint string, extra url.Values) (string, *page) {
+	e.t.Helper()
 	sum := sha256.Sum256([]byte("verifier-verifier-verifier-verifier-verifier"))
 	q := url.Values{
 		"response_type": {"code"}, "client_id": {e.clientID}, "redirect_uri": {testRedirect},
 		"scope": {"openid 2fa"}, "state": {"st"}, "nonce": {"n"}, "login_hint": {hint},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+	}
+	for k, v := range extra {
+		q[k] = v
 	}
 	p := b.get(e.srv.URL + "/oidc/authorize/acme?" + q.Encode())
 	require.Equal(e.t, http.StatusSeeOther, p.status, p.body)

@@ -18,8 +18,9 @@ import (
 // same store calls as a known one. No user has this id.
 const absentUser = "user_0000000000000000000000000"
 
-// failedMessage is the one thing a person hears after any failed attempt, whatever the reason.
-const failedMessage = "That did not match. Try again."
+// failedMessage is the key of the one thing a person hears after any failed attempt, whatever
+// the reason.
+const failedMessage = "login.failed"
 
 // methods is the amr of a picture login (RFC 8176): a graphical password is a password.
 var methods = []string{"pwd"}
@@ -70,8 +71,10 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 	case l.Rest == "" && r.Method == http.MethodPost:
 		a.attempt(w, r, l, ch, st)
 	case l.Rest == "" && r.Method == http.MethodGet:
+		t := a.texts.Match(l.Languages...)
 		d := &pageData{
-			Title:        "Confirm it's you",
+			T:            t,
+			Title:        t.Text("login.title"),
 			ClientName:   l.Client.Name,
 			StyleURL:     l.Path(stylePath),
 			ScriptURL:    l.Path(scriptPath),
@@ -80,11 +83,11 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 			Tolerance:    a.tolerance,
 			Action:       l.Path(""),
 			ImageURL:     l.Path("image"),
-			ImageTitle:   ch.img.Title,
+			ImageTitle:   imageTitle(t, ch.img),
 			CancelAction: l.Path("cancel"),
 		}
 		if st.Failed {
-			d.Message = failedMessage
+			d.Message = t.Text(failedMessage)
 		}
 		a.render(w, r, http.StatusOK, "login", d.withTenant(l.Look))
 	case l.Rest == "":

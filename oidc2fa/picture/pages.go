@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 )
 
@@ -52,6 +53,9 @@ func mustAsset(name string) string {
 
 // pageData is what the templates of assets/pages.html read.
 type pageData struct {
+	// T is the texts of the page's language; render fills in ScriptText from it.
+	T          *pagetext.Texts
+	ScriptText map[string]any
 	Title      string
 	ClientName string
 	StyleURL   string
@@ -130,6 +134,7 @@ func withSource(csp, directive, source string) string {
 // render writes the page name with status. It renders into a buffer first, so a template error
 // is a 500 and never half a page.
 func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status int, name string, d *pageData) {
+	d.ScriptText = d.T.Script("script.")
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
 		a.log.ErrorContext(r.Context(), "rendering a picture login page failed", "page", name, "err", err)
@@ -139,6 +144,7 @@ func (a *Authenticator) render(w http.ResponseWriter, r *http.Request, status in
 	pageHeaders(w.Header())
 	w.Header().Set("Content-Security-Policy", pageCSP(d))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Language", d.T.Lang())
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 )
@@ -103,6 +104,13 @@ type Config struct {
 	IPv4PrefixLen int
 	IPv6PrefixLen int
 
+	// Languages adds languages to the pages or changes texts of a built-in one (see
+	// oidc2fa.Catalog and BuiltinCatalogs); a catalog may also give the titles of the images
+	// ("image.<name>"). The pages ship in English, German, French, Spanish and Japanese and
+	// speak the best match for the person's languages (oidc2fa.Login.Languages). nil: the
+	// built-in languages.
+	Languages []oidc2fa.Catalog
+
 	// Logger receives the outcome of every attempt (with the reason: wrong picture, unknown,
 	// inactive or not enrolled user, locked); never the points. nil: slog.Default().
 	Logger *slog.Logger
@@ -140,6 +148,7 @@ type Authenticator struct {
 	log         *slog.Logger
 	now         func() time.Time
 	tel         *telemetry
+	texts       *pagetext.Set
 }
 
 var (
@@ -203,6 +212,9 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, err
 	}
 	if a.tel, err = newTelemetry(cfg); err != nil {
+		return nil, err
+	}
+	if a.texts, err = newTextSet(cfg.Languages); err != nil {
 		return nil, err
 	}
 	a.hash.tel = a.tel

@@ -51,12 +51,33 @@
     return { x: clamp(x, 0, WIDTH - 1), y: clamp(y, 0, HEIGHT - 1) };
   }
 
-  // texts are the page's sentences (#picture-text).
+  // texts are the page's sentences (#picture-text), in the page's language: a
+  // sentence that depends on a number is an object of its plural forms.
   var texts = {};
+  var plurals = null;
 
-  // say returns the sentence key with {name} replaced by vars.name.
+  // pluralForm is the plural category (one, other, ...) of n in the page's
+  // language, as the server chose the language (<html lang>).
+  function pluralForm(n) {
+    if (!plurals) {
+      try {
+        plurals = new Intl.PluralRules(document.documentElement.lang || 'en');
+      } catch (e) {
+        plurals = { select: function (k) { return k === 1 ? 'one' : 'other'; } };
+      }
+    }
+    return plurals.select(n);
+  }
+
+  // say returns the sentence key with {name} replaced by vars.name; a plural
+  // sentence takes the form of vars.n.
   function say(key, vars) {
-    var t = typeof texts[key] === 'string' ? texts[key] : '';
+    var t = texts[key];
+    if (t && typeof t === 'object') {
+      var n = vars && typeof vars.n === 'number' ? vars.n : 0;
+      t = t[pluralForm(n)] || t.other;
+    }
+    t = typeof t === 'string' ? t : '';
     return t.replace(/\{(\w+)\}/g, function (m, name) {
       return vars && name in vars ? String(vars[name]) : m;
     });
@@ -67,7 +88,7 @@
   }
 
   function countText(n, total) {
-    return say('count', { n: n, total: total });
+    return say('count', { placed: n, n: total });
   }
 
   // imageReady reports whether img has loaded, so that a click lands on the
@@ -345,7 +366,7 @@
             placer.focusAfterKey(submit);
           }
         } else if (how === 'keyboard') {
-          notice.set(say('placed', { n: points.length }), 'info');
+          notice.set(say('placed', { number: points.length }), 'info');
         } else {
           notice.clear();
         }
@@ -588,7 +609,7 @@
               focusHeading(stepConfirm, false);
             }
           } else {
-            notice.set(keyboard ? say('placed', { n: first.length }) : '', 'info');
+            notice.set(keyboard ? say('placed', { number: first.length }) : '', 'info');
             update();
           }
           return;
@@ -615,7 +636,7 @@
             placer.focusAfterKey(submit);
           }
         } else {
-          notice.set(keyboard ? say('placed', { n: second.length }) : '', 'info');
+          notice.set(keyboard ? say('placed', { number: second.length }) : '', 'info');
           update();
         }
       },
