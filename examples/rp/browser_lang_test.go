@@ -13,6 +13,7 @@ import (
 	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
+	"github.com/visid/visid/store"
 )
 
 // visidTexts are the texts of visid's pages, the picture login's and the provider's, by
@@ -66,12 +67,20 @@ func (c *chrome) checkLanguage(what string) {
 }
 
 // TestBrowserLoginLanguage signs in with the picture in German on a phone and in Japanese on a
-// desktop: visid's page and picture.js count, announce and describe the picture in the
-// browser's language.
+// desktop, for a tenant with its own name, logo and accent colour: visid's page and picture.js
+// count, announce and describe the picture in the browser's language, in the tenant's look.
+// The screenshots go to VISID_SCREENSHOT_DIR when it is set (docs/ holds two of them), else to
+// a new temporary directory.
 func TestBrowserLoginLanguage(t *testing.T) {
-	shots, err := os.MkdirTemp("", "visid-browser-")
-	require.NoError(t, err)
+	shots := os.Getenv("VISID_SCREENSHOT_DIR")
+	if shots == "" {
+		var err error
+		shots, err = os.MkdirTemp("", "visid-browser-")
+		require.NoError(t, err)
+	}
 	t.Logf("screenshots in %s (kept)", shots)
+	logo, err := os.ReadFile("testdata/tenant-logo.svg")
+	require.NoError(t, err)
 	de, ja := phone, desktop
 	de.name, de.lang = "phone-de", "de"
 	ja.name, ja.lang = "desktop-ja", "ja"
@@ -79,8 +88,17 @@ func TestBrowserLoginLanguage(t *testing.T) {
 		t.Run(vp.name, func(t *testing.T) {
 			exe := findBrowser(t)
 			s := newPictureStack(t)
+			_, err := s.cfg.Tenants.Update(t.Context(), "demo", func(tn *store.Tenant) error {
+				tn.DisplayName, tn.Logo, tn.AccentColor = "Fjordline", logo, "#1f4e8c"
+				return nil
+			})
+			require.NoError(t, err)
 			c := newChrome(t, exe, vp)
 			c.signIn(s.app, demoEmail, demoPassword)
+			c.waitFor("the tenant's logo", `(() => { const i = document.querySelector("img.tenant-logo"); return !!i && i.complete && i.naturalWidth > 0 })()`)
+			assert.Equal(t, "Fjordline", eval[string](c, `document.querySelector("img.tenant-logo").alt`))
+			assert.Equal(t, "rgb(31, 78, 140)", eval[string](c, `getComputedStyle(document.querySelector(".button.primary")).backgroundColor`),
+				"the buttons have the tenant's colour")
 			c.checkLanguage("visid's picture login")
 			assert.Equal(t, visidText(vp, "login.title"), c.text("h1"))
 			assert.Equal(t, visidText(vp, "picture.alt", "title", visidText(vp, "image.harbour")),
