@@ -3,6 +3,7 @@ package rp_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/text/language"
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
@@ -335,4 +337,61 @@ func TestReenrollURL(t *testing.T) {
 	_, err = e.rp.ReenrollURL(context.Background(), httptest.NewRecorder(), req, &rp.Result{Subject: p.user.ID})
 	assert.Error(t, err, "a Result without an ID token")
 	assert.False(t, errors.Is(err, rp.ErrSignInFirst))
+}
+
+// languageRecorder is an Authenticator that records the person's languages of each login
+// request before the one it wraps serves it.
+type languageRecorder struct {
+	oidc2fa.Authenticator
+	got *[][]language.Tag
+}
+
+func (l languageRecorder) ServeLogin(w http.ResponseWriter, r *http.Request, login *oidc2fa.Login) {
+	*l.got = append(*l.got, login.Languages)
+	l.Authenticator.ServeLogin(w, r, login)
+}
+
+// TestUILocales: Config.UILocales reaches the provider's pages as ui_locales, through the
+// browser or pushed, ahead of the browser's Accept-Language; without it the provider follows
+// the browser.
+func TestUILocales(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		par       bool
+		uiLocales func(*http.Request) string
+		want      []language.Tag
+	}{
+		{"through the browser", false, func(*http.Request) string { return "de-CH fr" }, []language.Tag{language.MustParse("de-CH"), language.French}},
+		{"pushed", true, func(*http.Request) string { return "ja" }, []language.Tag{language.Japanese}},
+		{"none given", true, func(*http.Request) string { return "" }, nil},
+		{"no func", false, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [][]language.Tag
+			configure := []func(*oidc2fa.Config){func(c *oidc2fa.Config) {
+				c.Authenticator = languageRecorder{c.Authenticator, &got}
+			}}
+			if tc.par {
+				configure = append(configure, withPAR)
+			}
+			p := newIDP(t, true, configure...)
+			e := newRP(t, p, sessionKinds[0].make(t, p.clock.Now), func(c *rp.Config) { c.UILocales = tc.uiLocales })
+			f := e.begin(t)
+			if !tc.par && tc.uiLocales != nil {
+				assert.Contains(t, f.authURL, "ui_locales=")
+			}
+			p.authorize(t, f, "approve")
+			res, _, err := e.finish(f, f.cookies, nil)
+			require.NoError(t, err)
+			assert.Equal(t, p.user.ID, res.Subject)
+			require.NotEmpty(t, got, "the login page was served")
+			langs := got[0]
+			if len(tc.want) == 0 {
+				assert.Empty(t, langs, "no ui_locales and no Accept-Language: no preference")
+				return
+			}
+			require.GreaterOrEqual(t, len(langs), len(tc.want))
+			assert.Equal(t, tc.want, langs[:len(tc.want)], "ui_locales first")
+		})
+	}
 }

@@ -83,6 +83,12 @@ type Config struct {
 	// browser carries only client_id and a one-time request_uri and cannot change the request.
 	// New fails when it is set and the provider requires pushed requests.
 	DisablePAR bool
+	// UILocales, when set, gives for the request that starts a sign-in the person's preferred
+	// languages for the provider's pages, as space-separated BCP 47 tags, best first ("de-CH
+	// fr"), such as the language the application shows the person; AuthCodeURL sends them as
+	// ui_locales (OpenID Connect Core §3.1.2.1), pushed with the request when it pushes. ""
+	// sends none, and the provider then follows the browser's Accept-Language. nil: none.
+	UILocales func(r *http.Request) string
 	// Logger receives the RP's few logs: JWKS fetches at Debug, a failed JWKS refresh that falls
 	// back to cached keys at Warn. Codes, secrets, tokens, states and nonces are never logged.
 	// nil: slog.Default().
@@ -285,6 +291,11 @@ func (p *RP) AuthCodeURLContext(ctx context.Context, w http.ResponseWriter, r *h
 		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
 		"code_challenge_method": {"S256"},
 		"login_hint":            {loginHint},
+	}
+	if p.cfg.UILocales != nil {
+		if tags := strings.TrimSpace(p.cfg.UILocales(r)); tags != "" {
+			params.Set("ui_locales", tags)
+		}
 	}
 	if p.par != "" {
 		ref, err := p.push(ctx, params)
