@@ -15,7 +15,9 @@ import (
 
 // BenchmarkEventLogMemory POSTs users through the handler over memstore with the event log off
 // and on, and reports the live heap per user after a GC (heap-B/user) and, with events, what
-// the log adds per event (log-B/event, against the run without events). It POSTs 2,000 users;
+// the log adds per event (log-B/event, against the run without events), and the process's
+// resident memory at the end (rss-MiB; run each sub-benchmark in a process of its own, with
+// -bench 'EventLogMemory/events=true', for this figure to be the log's). It POSTs 2,000 users;
 // VISID_BENCH_EVENT_USERS sets another number (100000 for the figure the README quotes). Run
 // it with -benchtime 1x: each iteration POSTs them all.
 func BenchmarkEventLogMemory(b *testing.B) {
@@ -67,9 +69,30 @@ func BenchmarkEventLogMemory(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(perUser[events], "heap-B/user")
+			if rss := residentMiB(); rss > 0 {
+				b.ReportMetric(rss, "rss-MiB")
+			}
 			if events {
 				b.ReportMetric(perUser[true]-perUser[false], "log-B/event")
 			}
 		})
 	}
+}
+
+// residentMiB is the process's resident memory (VmRSS) in MiB, 0 where /proc does not say.
+func residentMiB() float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				return 0
+			}
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }
