@@ -19,7 +19,7 @@ type eventLog struct {
 
 // logEntry is what the log keeps of an event: the least that gives it back. The tenant is the
 // log's, the cursor is made from the sequence number, the time is kept as Unix seconds and
-// nanoseconds in UTC, and the data is packed (see packTable): a user's event costs about 420
+// nanoseconds in UTC, and the data is packed (see packTable): a user's event costs about 340
 // bytes of memory (the entry, its data and its subject id).
 type logEntry struct {
 	seq     int64
