@@ -15,9 +15,7 @@ import (
 
 // BenchmarkEventLogMemory POSTs users through the handler over memstore with the event log off
 // and on, and reports the live heap per user after a GC (heap-B/user) and, with events, what
-// the log adds per event (log-B/event, against the run without events), and the process's
-// resident memory at the end (rss-MiB; run each sub-benchmark in a process of its own, with
-// -bench 'EventLogMemory/events=true', for this figure to be the log's). It POSTs 2,000 users;
+// the log adds per event (log-B/event, against the run without events). It POSTs 2,000 users;
 // VISID_BENCH_EVENT_USERS sets another number (100000 for the figure the README quotes). Run
 // it with -benchtime 1x: each iteration POSTs them all.
 func BenchmarkEventLogMemory(b *testing.B) {
@@ -69,6 +67,8 @@ func BenchmarkEventLogMemory(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(perUser[events], "heap-B/user")
+			// The process's resident memory at the end: run each sub-benchmark in a process
+			// of its own (-bench 'EventLogMemory/events=true$') for it to be the run's.
 			if rss := residentMiB(); rss > 0 {
 				b.ReportMetric(rss, "rss-MiB")
 			}
