@@ -147,27 +147,29 @@ func claimedKeyID(r *http.Request) string {
 
 // authenticate returns the API key a request presents, or a *refusal of errUnauthenticated
 // whose reason is reasonNoMatch when the secret matches no key (the caller tells an unknown
-// key id from a wrong secret, at the cost of a lookup spent only on failures).
-func (h *handler) authenticate(r *http.Request) (*store.APIKey, error) {
+// key id from a wrong secret, at the cost of a lookup spent only on failures). The key comes
+// from h.keyCache when it may be trusted there, and is shared: the caller must not change it.
+func (h *handler) authenticate(r *http.Request) (*cachedKey, error) {
 	secret, idPart, ok, reason := bearer(r)
 	if !ok {
 		return nil, &refusal{err: errUnauthenticated, reason: reason}
 	}
 	sum := sha256.Sum256([]byte(secret))
-	k, err := h.cfg.APIKeys.ByHash(r.Context(), sum)
+	ck, err := h.keyCache.byHash(r.Context(), sum)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &refusal{err: errUnauthenticated, reason: reasonNoMatch, key: "key_" + idPart}
 	}
 	if err != nil {
 		return nil, err
 	}
+	k := ck.key
 	if subtle.ConstantTimeCompare(k.SecretHash[:], sum[:]) != 1 || k.ID != "key_"+idPart {
 		return nil, &refusal{err: errUnauthenticated, reason: reasonNoMatch, key: "key_" + idPart}
 	}
 	if k.Revoked {
 		return nil, &refusal{err: errUnauthenticated, reason: reasonRevoked, key: k.ID}
 	}
-	return k, nil
+	return ck, nil
 }
 
 // authMetric is the reason label of MetricAuthFailures for a refusal's reason.

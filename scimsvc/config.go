@@ -143,6 +143,14 @@ type Config struct {
 	// can still be written. 0: DefaultRequestTimeout; negative: no deadline but the request's
 	// own context.
 	RequestTimeout time.Duration
+	// APIKeyCacheTTL is how long the handler may trust an API key it has read, when the
+	// APIKeys store does not implement store.APIKeyVersions, before reading it again: a key
+	// revoked meanwhile (by this process or another sharing the store) is still accepted for
+	// up to this long. Over a store that implements store.APIKeyVersions (memstore does) keys
+	// are cached until the store's keys change, and a revocation takes effect on the next
+	// request whatever this is. 0: no cache, every request reads its key from the store;
+	// negative is an error.
+	APIKeyCacheTTL time.Duration
 	// MaxConcurrentLists is how many list requests (GET /Users and GET /Groups, with or
 	// without a filter) one API key may have in progress at once; one more is answered 429
 	// with Retry-After at once rather than queued. The count is kept in memory by this
@@ -216,13 +224,15 @@ type handler struct {
 	mux     *http.ServeMux
 	limits  valueLimits
 	timeout time.Duration // 0: no deadline
-	lists   *slots        // nil: no limit on concurrent lists
-	cursors *cursors
-	tel     *telemetry
-	userRT  *schema.ResourceType // schema.User() with Config.UserExtensions
-	groupRT *schema.ResourceType // schema.Group() with Config.GroupExtensions
-	users   *resources[store.User, *store.User]
-	groups  *resources[store.Group, *store.Group]
+	// keyCache keeps the API keys requests present.
+	keyCache *keyCache
+	lists    *slots // nil: no limit on concurrent lists
+	cursors  *cursors
+	tel      *telemetry
+	userRT   *schema.ResourceType // schema.User() with Config.UserExtensions
+	groupRT  *schema.ResourceType // schema.Group() with Config.GroupExtensions
+	users    *resources[store.User, *store.User]
+	groups   *resources[store.Group, *store.Group]
 
 	// bulkMaxOps and bulkMaxPayload are Config.BulkMaxOperations and BulkMaxPayloadBytes.
 	bulkMaxOps     int
@@ -243,6 +253,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, errors.New("scimsvc: Config.MaxBodyBytes must not be negative")
+	}
+	if cfg.APIKeyCacheTTL < 0 {
+		return nil, errors.New("scimsvc: Config.APIKeyCacheTTL must not be negative")
 	}
 	if cfg.BulkMaxOperations < 0 || cfg.BulkMaxPayloadBytes < 0 {
 		return nil, errors.New("scimsvc: Config.BulkMaxOperations and BulkMaxPayloadBytes must not be negative")
@@ -300,6 +313,7 @@ func New(cfg Config) (http.Handler, error) {
 	h.bulkMaxOps = orDefault(cfg.BulkMaxOperations, DefaultBulkMaxOperations)
 	h.bulkMaxPayload = cmp.Or(cfg.BulkMaxPayloadBytes, DefaultBulkMaxPayloadBytes)
 	h.timeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	h.keyCache = newKeyCache(cfg.APIKeys, cfg.APIKeyCacheTTL, h.now)
 	if n := orDefault(cfg.MaxConcurrentLists, DefaultMaxConcurrentLists); n > 0 {
 		h.lists = newSlots(n)
 	}

@@ -67,9 +67,32 @@ func BenchmarkEventLogMemory(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(perUser[events], "heap-B/user")
+			// The process's resident memory at the end: run each sub-benchmark in a process
+			// of its own (-bench 'EventLogMemory/events=true$') for it to be the run's.
+			if rss := residentMiB(); rss > 0 {
+				b.ReportMetric(rss, "rss-MiB")
+			}
 			if events {
 				b.ReportMetric(perUser[true]-perUser[false], "log-B/event")
 			}
 		})
 	}
+}
+
+// residentMiB is the process's resident memory (VmRSS) in MiB, 0 where /proc does not say.
+func residentMiB() float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				return 0
+			}
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }

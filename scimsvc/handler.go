@@ -33,10 +33,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	ctx := r.Context()
 
-	k, err := h.authenticateLimited(w, r)
+	ck, err := h.authenticateLimited(w, r)
 	if err != nil {
 		return
 	}
+	k := ck.key
 	if ep := r.URL.EscapedPath(); strings.Contains(strings.ToLower(ep), "%2f") ||
 		!strings.HasPrefix(ep+"/", "/"+tenant+"/") {
 		// No tenant or id holds a slash; an escaped one could make the mux route another
@@ -68,9 +69,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ratelimit.SetHeaders(w.Header(), d)
 	}
-	if now := h.now(); now.Sub(k.LastUsed) >= touchEvery {
+	if now := h.now(); now.UnixNano()-ck.lastUsed.Load() >= int64(touchEvery) {
 		if err := h.cfg.APIKeys.Touch(ctx, k.ID, now); err != nil {
 			h.log.WarnContext(ctx, "recording API key use failed", "key", k.ID, "err", err)
+		} else {
+			ck.lastUsed.Store(now.UnixNano())
 		}
 	}
 	if r.URL.RawQuery != "" {
@@ -289,7 +292,7 @@ func equalFoldASCII(a, b string) bool {
 // client address, and also per address and key id when the request names an existing key: a
 // flood of bad keys from one address, or of guesses at one key's secret, is answered 429 once
 // the budget is spent. Keys that do not exist take no limiter memory of their own.
-func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*store.APIKey, error) {
+func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*cachedKey, error) {
 	k, err := h.authenticate(r)
 	if err == nil {
 		return k, nil

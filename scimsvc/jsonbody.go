@@ -16,7 +16,8 @@ import (
 // in case: SCIM names are case-insensitive (RFC 7643 §2.1), so either is ambiguous, and a client
 // sending {"active":true,"ACTIVE":false} must not get one of them at random. It also refuses
 // strings that are not text (see badText and badEscapes), which encoding/json would decode to
-// U+FFFD. Each check is one pass over the body.
+// U+FFFD. Each check is one pass over the body: parseTree decodes it without reflection, and
+// encoding/json only what parseTree does not take.
 func parseBody(body []byte) (object, error) {
 	// Checked first: encoding/json calls a NUL or a stray byte outside strings a syntax error.
 	switch {
@@ -25,6 +26,29 @@ func parseBody(body []byte) (object, error) {
 	case bytes.IndexByte(body, 0) >= 0:
 		return nil, notText("holds a NUL character")
 	}
+	o, ok := parseTree(body)
+	if !ok { // encoding/json says what is wrong, or decodes what parseTree does not take
+		var err error
+		if o, err = decodeJSON(body); err != nil {
+			return nil, err
+		}
+	}
+	// encoding/json has checked the syntax: every string is closed, and every backslash starts
+	// an escape.
+	if first, second, dup := duplicateMember(body); dup {
+		if first == second {
+			return nil, badRequest(typeInvalidSyntax, "the member %q appears twice in one object", clip(first))
+		}
+		return nil, badRequest(typeInvalidSyntax, "the members %q and %q of one object differ only in case, and SCIM names are case-insensitive", clip(first), clip(second))
+	}
+	if why := badEscapes(body); why != "" {
+		return nil, notText(why)
+	}
+	return o, nil
+}
+
+// decodeJSON decodes body with encoding/json into the tree parseBody returns.
+func decodeJSON(body []byte) (object, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -40,17 +64,6 @@ func parseBody(body []byte) (object, error) {
 	o, ok := v.(object)
 	if !ok {
 		return nil, badRequest(typeInvalidSyntax, "the request body must be a JSON object")
-	}
-	// encoding/json has checked the syntax: every string is closed, and every backslash starts
-	// an escape.
-	if first, second, dup := duplicateMember(body); dup {
-		if first == second {
-			return nil, badRequest(typeInvalidSyntax, "the member %q appears twice in one object", clip(first))
-		}
-		return nil, badRequest(typeInvalidSyntax, "the members %q and %q of one object differ only in case, and SCIM names are case-insensitive", clip(first), clip(second))
-	}
-	if why := badEscapes(body); why != "" {
-		return nil, notText(why)
 	}
 	return o, nil
 }

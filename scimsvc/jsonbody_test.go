@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -112,5 +113,52 @@ func BenchmarkParseBody(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// parseTree returns what encoding/json decodes, for every body it takes; it may leave any body
+// to encoding/json, and must leave it every body that is not one valid JSON object.
+func FuzzParseTree(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` {"a" : [1, -2.5e+3, 0, true, false, null, "x\u00e9\n"] } `, `{"a":{"b":{"c":[]}}}`,
+		`{"a":1}{}`, `[1]`, `{"a":01}`, `{"a":"\ud800"}`, `{"a":1,"a":2}`, `{"a\"b":"\\"}`,
+		`{"a":1.}`, `{"a":-}`, `{"a":1e}`, "{\"a\":\"\t\"}", `{"a" 1}`, `{,}`, `{"a":[1,]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !utf8.Valid(body) {
+			return // parseBody refuses it before either decoder runs
+		}
+		got, ok := parseTree(body)
+		want, err := decodeJSON(body)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("parseTree took %q, which encoding/json refuses: %v", body, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseTree(%q) = %#v, encoding/json gives %#v", body, got, want)
+		}
+	})
+}
+
+// The bodies identity providers send take parseTree's path, not encoding/json's.
+func TestParseTreeTakesProvisioningBodies(t *testing.T) {
+	for _, body := range []string{
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"active","value":false}]}`,
+		`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"externalId":"ext-1","userName":"ann@example.com","active":true,` +
+			`"emails":[{"primary":true,"type":"work","value":"ann@example.com"}],"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},` +
+			`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R\u0026D","employeeNumber":12.5e1}}`,
+	} {
+		got, ok := parseTree([]byte(body))
+		if !ok {
+			t.Fatalf("parseTree left %s to encoding/json", body)
+		}
+		want, err := decodeJSON([]byte(body))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseTree(%s) = %#v, encoding/json gives %#v (%v)", body, got, want, err)
+		}
 	}
 }

@@ -263,6 +263,17 @@ type APIKeys interface {
 	Revoke(ctx context.Context, id string, t time.Time) error
 }
 
+// APIKeyVersions is an optional capability of an APIKeys store, found by type assertion. A
+// caller that keeps keys it has read — scimsvc caches the key each request presents — may trust
+// them for as long as KeyVersion returns the same number: KeyVersion changes whenever Create or
+// Revoke changes the store's keys, by this process or any other that shares the store, before the
+// call that changed them returns. Touch need not change it. A store that cannot promise this
+// does not implement it, and callers then read every key from the store (or trust it for a short
+// time they choose).
+type APIKeyVersions interface {
+	KeyVersion() uint64
+}
+
 // Backend bundles one backend's implementation of every store contract, as the conformance
 // suite (store/storetest) and the handlers' Configs take them.
 type Backend struct {

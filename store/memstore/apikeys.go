@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -14,12 +15,21 @@ type apiKeys struct {
 	byID   map[string]*store.APIKey
 	byHash map[[32]byte]*store.APIKey
 	order  []*store.APIKey // creation order
+	// version counts the changes of Create and Revoke (store.APIKeyVersions); it is written
+	// under the store's write lock and read without it.
+	version atomic.Uint64
 }
 
 // APIKeys implements store.APIKeys.
 type APIKeys struct{ s *Store }
 
-var _ store.APIKeys = (*APIKeys)(nil)
+var (
+	_ store.APIKeys        = (*APIKeys)(nil)
+	_ store.APIKeyVersions = (*APIKeys)(nil)
+)
+
+// KeyVersion implements store.APIKeyVersions: it changes with every Create and Revoke.
+func (ks *APIKeys) KeyVersion() uint64 { return ks.s.keys.version.Load() }
 
 // Create implements store.APIKeys.
 func (ks *APIKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, error) {
@@ -42,6 +52,7 @@ func (ks *APIKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, e
 	s.keys.byID[k.ID] = stored
 	s.keys.byHash[k.SecretHash] = stored
 	s.keys.order = append(s.keys.order, stored)
+	s.keys.version.Add(1)
 	s.commitKeyEvents(changes.APIKey(ctx, store.EventAPIKeyCreated, stored))
 	return copyKey(stored), nil
 }
@@ -119,6 +130,7 @@ func (ks *APIKeys) Revoke(ctx context.Context, id string, t time.Time) error {
 	return ks.change(ctx, id, func(k *store.APIKey) {
 		if !k.Revoked {
 			k.Revoked, k.RevokedAt = true, t
+			ks.s.keys.version.Add(1)
 			ks.s.commitKeyEvents(changes.APIKey(ctx, store.EventAPIKeyRevoked, k))
 		}
 	})

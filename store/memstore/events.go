@@ -2,9 +2,7 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 	"sort"
 	"time"
 
@@ -15,29 +13,50 @@ import (
 // eventLog is one tenant's events, in the order they were recorded, behind the tenant's lock:
 // the write that records an event is the write that makes its change.
 type eventLog struct {
-	last   int64 // the sequence number of the latest event recorded, removed or not
-	events []store.Event
-	seqs   []int64 // seqs[i] is the sequence number of events[i]
+	last    int64 // the sequence number of the latest event recorded, removed or not
+	entries []logEntry
+}
+
+// logEntry is what the log keeps of an event: the least that gives it back. The tenant is the
+// log's, the cursor is made from the sequence number, the time is kept as Unix seconds and
+// nanoseconds in UTC, and the data is packed (see packTable): a user's event costs about 340
+// bytes of memory (the entry, its data and its subject id).
+type logEntry struct {
+	seq     int64
+	sec     int64
+	nsec    int32
+	typ     store.EventType
+	actor   string
+	kind    string
+	subject string
+	data    string // packed
 }
 
 // commit appends the events p collected to t's log; the caller holds t's write lock and has
 // made the change.
 func commit(p *changes.Pending, t *tenantData) {
-	t.log.add(p.Events(time.Now))
+	t.log.add(t.pack, p.Events(time.Now))
 }
 
-// add appends events to the log, numbering them. What the log keeps of an event is the least
-// that gives it back: its Data copied to a slice of its own length (a renderer's buffer may have
-// twice the capacity it fills), and no cursor, which List makes from the sequence number.
-func (l *eventLog) add(events []store.Event) {
+// add appends events to the log, numbering them.
+func (l *eventLog) add(pt *packTable, events []store.Event) {
 	for _, e := range events {
 		l.last++
-		e.Cursor = ""
-		if cap(e.Data) > len(e.Data) {
-			e.Data = append(make(json.RawMessage, 0, len(e.Data)), e.Data...)
-		}
-		l.events = append(l.events, e)
-		l.seqs = append(l.seqs, l.last)
+		l.entries = append(l.entries, logEntry{
+			seq: l.last, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()),
+			typ: e.Type, actor: e.Actor, kind: e.SubjectKind, subject: e.SubjectID,
+			data: pt.pack(e.Data),
+		})
+	}
+}
+
+// event returns the event of entry x of tenant's log.
+func (x *logEntry) event(pt *packTable, tenant string) store.Event {
+	return store.Event{
+		Cursor: changes.FormatCursor(x.seq), Tenant: tenant, Type: x.typ,
+		Time:  time.Unix(x.sec, int64(x.nsec)).UTC(),
+		Actor: x.actor, SubjectKind: x.kind, SubjectID: x.subject,
+		Data: pt.unpack(x.data),
 	}
 }
 
@@ -54,13 +73,12 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 	}
 	var out []store.Event
 	err = es.s.read(ctx, tenant, func(t *tenantData) error {
-		i := sort.Search(len(t.log.seqs), func(i int) bool { return t.log.seqs[i] > from })
-		end := min(len(t.log.events), i+limit)
+		entries := t.log.entries
+		i := sort.Search(len(entries), func(i int) bool { return entries[i].seq > from })
+		end := min(len(entries), i+limit)
 		out = make([]store.Event, 0, end-i)
-		for j, e := range t.log.events[i:end] {
-			e.Data = slices.Clone(e.Data)
-			e.Cursor = changes.FormatCursor(t.log.seqs[i+j])
-			out = append(out, e)
+		for j := i; j < end; j++ {
+			out = append(out, entries[j].event(t.pack, tenant))
 		}
 		return nil
 	})
@@ -77,7 +95,7 @@ func (es *Events) Append(ctx context.Context, tenant string, events ...store.Eve
 		return err
 	}
 	return es.s.write(ctx, tenant, func(t *tenantData) error {
-		t.log.add(list)
+		t.log.add(t.pack, list)
 		return nil
 	})
 }
@@ -97,16 +115,16 @@ func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, err
 	for _, t := range tenants {
 		t.mu.Lock()
 		keep := 0
-		for i, e := range t.log.events {
-			if e.Time.Before(before) {
+		for _, x := range t.log.entries {
+			if time.Unix(x.sec, int64(x.nsec)).Before(before) {
 				continue
 			}
-			t.log.events[keep], t.log.seqs[keep] = e, t.log.seqs[i]
+			t.log.entries[keep] = x
 			keep++
 		}
-		n += len(t.log.events) - keep
-		clear(t.log.events[keep:])
-		t.log.events, t.log.seqs = t.log.events[:keep], t.log.seqs[:keep]
+		n += len(t.log.entries) - keep
+		clear(t.log.entries[keep:])
+		t.log.entries = t.log.entries[:keep]
 		t.mu.Unlock()
 	}
 	return n, nil

@@ -24,6 +24,7 @@ type Store struct {
 	accessTokens accessTokenTable // behind its own lock
 	signingKeys  signingKeyTable  // behind its own lock
 	fields       *rowFields       // read-only after New
+	pack         *packTable       // read-only after New
 }
 
 // tenantData holds one tenant's users, groups and clients behind its own lock, so tenants do
@@ -46,6 +47,7 @@ type tenantData struct {
 	clients      seq[*clientRec]
 	clientByID   map[string]*clientRec
 	log          eventLog
+	pack         *packTable    // the Store's, read-only
 	webhooks     []*webhookRec // in creation order
 }
 
@@ -54,6 +56,7 @@ func New() *Store {
 	return &Store{
 		tenants:      make(map[string]*tenantData),
 		fields:       newRowFields(),
+		pack:         newPackTable(),
 		keys:         apiKeys{byID: map[string]*store.APIKey{}, byHash: map[[32]byte]*store.APIKey{}},
 		codes:        codeTable{byHash: map[[32]byte]*codeRec{}},
 		interactions: interactionTable{byID: map[string]*store.Interaction{}},
@@ -147,6 +150,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		return fmt.Errorf("tenant %q: %w", t.ID, store.ErrConflict)
 	}
 	s.tenants[t.ID] = &tenantData{
+		pack:         s.pack,
 		info:         t,
 		userByID:     map[string]*userRec{},
 		userByName:   map[string]*userRec{},

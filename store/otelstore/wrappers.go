@@ -161,6 +161,15 @@ func (s groups) List(ctx context.Context, tenant string, q store.Query) (store.P
 	return v, err
 }
 
+// versionedAPIKeys is apiKeys over a store that implements store.APIKeyVersions, which it
+// passes on (untimed: it reads a number).
+type versionedAPIKeys struct {
+	apiKeys
+	v store.APIKeyVersions
+}
+
+func (s versionedAPIKeys) KeyVersion() uint64 { return s.v.KeyVersion() }
+
 // apiKeys is a store.APIKeys whose calls are timed and traced.
 type apiKeys struct {
 	next store.APIKeys
@@ -582,7 +591,9 @@ func (o *observer) wrap(b store.Backend) store.Backend {
 	if b.Groups != nil {
 		b.Groups = groups{b.Groups, o}
 	}
-	if b.APIKeys != nil {
+	if v, ok := b.APIKeys.(store.APIKeyVersions); ok {
+		b.APIKeys = versionedAPIKeys{apiKeys{b.APIKeys, o}, v}
+	} else if b.APIKeys != nil {
 		b.APIKeys = apiKeys{b.APIKeys, o}
 	}
 	if b.Clients != nil {

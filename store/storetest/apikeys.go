@@ -30,6 +30,7 @@ func apiKeyTests() []test {
 		{"RevokeMarksRevoked", testAPIKeyRevokeMarksRevoked},
 		{"RevokeKeepsFirstTime", testAPIKeyRevokeKeepsFirstTime},
 		{"RevokeNotFound", testAPIKeyRevokeNotFound},
+		{"VersionChangesOnCreateAndRevoke", testAPIKeyVersion},
 	}
 }
 
@@ -280,4 +281,23 @@ func testAPIKeyRevokeNotFound(t *testing.T, b store.Backend) {
 	mustKey(t, b, newKey("key_1", "one"))
 	require.ErrorIs(t, b.APIKeys.Revoke(ctx(), "key_missing", day(1, 1, 0)), store.ErrNotFound)
 	assert.False(t, mustGetKey(t, b, "key_1").Revoked)
+}
+
+// A store that implements store.APIKeyVersions changes KeyVersion when Create or Revoke returns,
+// so a caller that caches a key never trusts it past its revocation.
+func testAPIKeyVersion(t *testing.T, b store.Backend) {
+	v, ok := b.APIKeys.(store.APIKeyVersions)
+	if !ok {
+		t.Skip("the store does not implement store.APIKeyVersions")
+	}
+	v0 := v.KeyVersion()
+	mustKey(t, b, newKey("key_1", "scimkey_secret1"))
+	v1 := v.KeyVersion()
+	assert.NotEqual(t, v0, v1, "after Create")
+	_, err := b.APIKeys.ByHash(ctx(), secretHash("scimkey_secret1"))
+	require.NoError(t, err)
+	assert.Equal(t, v1, v.KeyVersion(), "after ByHash, which changes nothing")
+	require.NoError(t, b.APIKeys.Revoke(ctx(), "key_1", day(4, 2, 0)))
+	v2 := v.KeyVersion()
+	assert.NotEqual(t, v1, v2, "after Revoke")
 }

@@ -1,0 +1,198 @@
+package memstore
+
+import "encoding/json"
+
+// The event log keeps each event's Data packed: the member names and schema URNs that every
+// user and group event repeats are replaced by single bytes that JSON never holds raw (control
+// characters other than the whitespace \t, \n and \r), and List expands them again. A user as
+// the SCIM API renders it, about 700 bytes, is kept in about 200. Packing is lossless for any
+// input: Data that holds one of those bytes itself is kept verbatim behind packVerbatim.
+
+// packTokens are the strings packed, each to the byte packBytes gives at its index.
+var packTokens = [...]string{
+	`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"`,
+	`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"`,
+	`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"`,
+	`,"meta":{"resourceType":"User","created":"`,
+	`,"meta":{"resourceType":"Group","created":"`,
+	`","lastModified":"`,
+	`","location":"https://`,
+	`","version":"W/\"`,
+	`],"id":"`,
+	`,"externalId":"`,
+	`","userName":"`,
+	`,"name":{"formatted":"`,
+	`","familyName":"`,
+	`","givenName":"`,
+	`,"displayName":"`,
+	`,"active":true`,
+	`,"active":false`,
+	`,"emails":[{"value":"`,
+	`","type":"work"`,
+	`,"primary":true}`,
+	`:{"department":"`,
+	`,"members":[{"value":"`,
+	`","$ref":"https://`,
+	`"},{"value":"`,
+	`{"group":"`,
+	`","user":"`,
+}
+
+// packBytes are the bytes that stand for packTokens: every control character but \t, \n, \r
+// and packVerbatim.
+var packBytes = [len(packTokens)]byte{
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x0e, 0x0f, 0x10, 0x11,
+	0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d,
+}
+
+// packRef starts a reference to bytes met before in the data: it is followed by their distance
+// back, in two bytes (big-endian), and their length less packMinRef, in one.
+const packRef = 0x1e
+
+// packMinRef is the shortest repeat that packRef replaces; packMaxRef the longest.
+const (
+	packMinRef  = 8
+	packMaxRef  = packMinRef + 255
+	packMaxDist = 1<<16 - 1
+)
+
+// packHashBits sizes the table of pack's recent positions, by a hash of their next 4 bytes.
+const packHashBits = 10
+
+// packVerbatim starts packed data kept as it was given, because it held a control character
+// that packing gives a meaning to.
+const packVerbatim = 0x1f
+
+// packTable is what pack and unpack look tokens up in.
+type packTable struct {
+	// byFirst lists, for each first byte, the indexes of the tokens that start with it,
+	// longest first.
+	byFirst [256][]uint8
+	// token is the string of each packed byte, "" for a byte that is not one.
+	token [32]string
+}
+
+func newPackTable() *packTable {
+	t := &packTable{}
+	for i, s := range packTokens {
+		t.token[packBytes[i]] = s
+		t.byFirst[s[0]] = append(t.byFirst[s[0]], uint8(i))
+	}
+	for _, list := range t.byFirst {
+		for i := 1; i < len(list); i++ { // few tokens per byte: insertion sort, longest first
+			for j := i; j > 0 && len(packTokens[list[j]]) > len(packTokens[list[j-1]]); j-- {
+				list[j], list[j-1] = list[j-1], list[j]
+			}
+		}
+	}
+	return t
+}
+
+// packMark reports whether b is a byte packing gives a meaning to.
+func packMark(b byte) bool { return b < 0x20 && b != '\t' && b != '\n' && b != '\r' }
+
+// pack returns data packed, as a string of its own: tokens for packTokens, and references for
+// repeats of at least packMinRef bytes met within packMaxDist before (an id in a location, a
+// userName as an email, a lastModified equal to created).
+func (t *packTable) pack(data json.RawMessage) string {
+	if len(data) == 0 {
+		return ""
+	}
+	for _, b := range data {
+		if packMark(b) {
+			return "\x1f" + string(data) // packVerbatim
+		}
+	}
+	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
+	remember := func(i int) {
+		if i+4 <= len(data) {
+			recent[packHash(data[i:])] = int32(i + 1)
+		}
+	}
+	buf := make([]byte, 0, len(data))
+	start := 0
+	for i := 0; i < len(data); {
+		n, tok, dist := 0, byte(0), 0
+		n, tok = t.tokenAt(data[i:])
+		if n == 0 && i+4 <= len(data) {
+			if at := int(recent[packHash(data[i:])]) - 1; at >= 0 && i-at <= packMaxDist {
+				l := 0
+				for l < packMaxRef && i+l < len(data) && data[at+l] == data[i+l] {
+					l++
+				}
+				for k := packMinRef; k < l; k++ { // a repeat ends where a token starts
+					if n, _ := t.tokenAt(data[i+k:]); n > 0 {
+						l = k
+					}
+				}
+				if l >= packMinRef {
+					n, dist = l, i-at
+				}
+			}
+		}
+		if n == 0 {
+			remember(i)
+			i++
+			continue
+		}
+		buf = append(buf, data[start:i]...)
+		if dist > 0 {
+			buf = append(buf, packRef, byte(dist>>8), byte(dist), byte(n-packMinRef))
+		} else {
+			buf = append(buf, tok)
+		}
+		for j := i; j < i+n; j++ {
+			remember(j)
+		}
+		i += n
+		start = i
+	}
+	return string(append(buf, data[start:]...))
+}
+
+// tokenAt returns the length of the token that b starts with and the byte that stands for it;
+// 0 and 0 for none.
+func (t *packTable) tokenAt(b []byte) (int, byte) {
+	for _, ti := range t.byFirst[b[0]] {
+		if s := packTokens[ti]; len(b) >= len(s) && string(b[:len(s)]) == s {
+			return len(s), packBytes[ti]
+		}
+	}
+	return 0, 0
+}
+
+// packHash hashes the first 4 bytes of b to packHashBits bits.
+func packHash(b []byte) uint32 {
+	v := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+	return v * 2654435761 >> (32 - packHashBits)
+}
+
+// unpack returns the data that pack packed to p, in a slice of its own.
+func (t *packTable) unpack(p string) json.RawMessage {
+	if p == "" {
+		return nil
+	}
+	if p[0] == packVerbatim {
+		return json.RawMessage(p[1:])
+	}
+	out := make(json.RawMessage, 0, 3*len(p))
+	start := 0
+	for i := 0; i < len(p); i++ {
+		if !packMark(p[i]) {
+			continue
+		}
+		out = append(out, p[start:i]...)
+		if p[i] == packRef {
+			dist, n := int(p[i+1])<<8|int(p[i+2]), int(p[i+3])+packMinRef
+			from := len(out) - dist
+			for j := range n { // byte by byte: a repeat may overlap what it repeats
+				out = append(out, out[from+j])
+			}
+			i += 3
+		} else {
+			out = append(out, t.token[p[i]]...)
+		}
+		start = i + 1
+	}
+	return append(out, p[start:]...)
+}
