@@ -89,7 +89,7 @@ func TestBulkGroup(t *testing.T) {
 			t.Parallel()
 			s := open(t)
 			require.NoError(t, s.Migrate(ctx))
-			require.NoError(t, bulkUsers(ctx, s, 12, nil, 1))
+			require.NoError(t, bulkUsers(ctx, s, 12, nil, 1, false))
 			require.NoError(t, bulkGroup(ctx, s, 10))
 			g, err := s.Groups().Get(ctx, benchTenant, benchGroupID)
 			require.NoError(t, err)
