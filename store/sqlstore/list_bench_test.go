@@ -15,8 +15,8 @@ import (
 )
 
 // listBenchUsers is the size of the tenant BenchmarkSQLListDeepPage pages through: 10,000, or
-// the number in VISID_BENCH_LIST_USERS (100000 or 1000000 for the figures the README quotes;
-// building a million users takes minutes per dialect).
+// the number in VISID_BENCH_LIST_USERS (1000000 for the figures the README quotes; building
+// that set takes about a minute per dialect).
 func listBenchUsers(b *testing.B) int {
 	if s := os.Getenv("VISID_BENCH_LIST_USERS"); s != "" {
 		n, err := strconv.Atoi(s)
