@@ -114,3 +114,60 @@ func BenchmarkSQLListDeepPage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSQLSortedPageRead reads the page of 100 users that BenchmarkSQLListDeepPage lists
+// sorted by each attribute a sort column serves, first and after 90% of the tenant (by keyset
+// position), without the count of totalResults that every List adds: the index read alone,
+// whose cost should not depend on the depth. It reports ms/op besides ns/op.
+//
+//	VISID_BENCH_LIST_USERS=100000 go test ./store/sqlstore -run '^$' -bench SortedPageRead -benchtime 50x
+func BenchmarkSQLSortedPageRead(b *testing.B) {
+	ctx := context.Background()
+	n := listBenchUsers(b)
+	for _, d := range benchDialects {
+		for _, c := range sortColumns(kindUser) {
+			sort, ok := columnSort(kindUser, c)
+			if !ok {
+				b.Fatalf("no sort of %s", c.path)
+			}
+			var after *store.Position
+			for _, deep := range []bool{false, true} {
+				page := "first"
+				if deep {
+					page = "cursor"
+				}
+				b.Run(fmt.Sprintf("%s/users=%d/order=%s/%s", dialectName(d), n, c.path, page), func(b *testing.B) {
+					s := benchStore(b, d, benchSet{name: "sorted", emails: 1, sorted: true}, n)
+					if after == nil {
+						p, err := s.Users().List(ctx, benchTenant, store.Query{Sort: sort, StartIndex: n / 10 * 9, Count: 1})
+						if err != nil || p.Next == nil {
+							b.Fatalf("position of user %d: %v", n/10*9, err)
+						}
+						after = p.Next
+					}
+					var at *store.Position
+					if deep {
+						at = after
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						err := s.read(ctx, func(t *txn) error {
+							lq := listQuery{t: t, table: "users", from: "users r", where: "r.tenant = ?", args: []any{benchTenant},
+								key: t.sortKey(kindUser, sort)}
+							rows, err := lq.readParts(ctx, at, 100, 0)
+							if err == nil && len(rows) != 100 {
+								err = fmt.Errorf("read %d users, want 100", len(rows))
+							}
+							return err
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed())/float64(time.Millisecond)/float64(b.N), "ms/op")
+				})
+			}
+		}
+	}
+}
