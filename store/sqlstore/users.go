@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -91,13 +92,15 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 	recorded := ""
 	if len(events) == 1 {
 		e := events[0]
+		base := len(args)
+		n := func(i int) string { return strconv.Itoa(base + i) }
 		recorded = `, h AS (
 			INSERT INTO event_heads (tenant, last) SELECT u.tenant, 1 FROM u
 			ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + 1
 			RETURNING last
 		), e AS (
 			INSERT INTO events (tenant, seq, type, at, actor, subject_kind, subject_id, data)
-			SELECT $1::text, h.last, $19::text, $20::bigint, $21::text, $22::text, $2::text, $23::text FROM h
+			SELECT $1::text, h.last, $` + n(1) + `::text, $` + n(2) + `::bigint, $` + n(3) + `::text, $` + n(4) + `::text, $2::text, $` + n(5) + `::text FROM h
 		)`
 		args = append(args, string(e.Type), e.Time.UnixNano(), e.Actor, e.SubjectKind, string(e.Data))
 	} else if len(events) > 1 {
