@@ -266,3 +266,124 @@ func TestListSort(t *testing.T) {
 	}
 	assert.Equal(t, []string{"C", "b", "a"}, got)
 }
+
+// The sorts whose order a column of the SQL stores serves (name.familyName, emails.value,
+// meta.created, meta.lastModified) page by cursor as by startIndex, in both directions and with
+// a filter, forward by nextCursor and back by previousCursor, on /Users, /Groups and .search;
+// on every backend. The values tie (case-insensitively), and some users have none.
+func TestCursorWalkSorted(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *backendEnv) {
+		ctx := context.Background()
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range 17 {
+			u := store.User{UserName: fmt.Sprintf("u%02d", i), Active: i%3 != 0,
+				Meta: store.Meta{Created: base.Add(time.Duration(i%4) * time.Hour), LastModified: base.Add(time.Duration(i*7%5) * time.Minute)}}
+			if i%5 != 0 {
+				u.Name.FamilyName = []string{"Smith", "smith", "Jones", "ADAMS"}[i%4]
+			}
+			if i%6 != 0 {
+				u.Emails = []store.MultiValue{{Value: fmt.Sprintf("%c@x", 'a'+i%3)}, {Value: fmt.Sprintf("%c@X", 'A'+i%4), Primary: i%2 == 0}}
+			}
+			_, err := e.backend.Users.Create(ctx, "acme", u)
+			require.NoError(t, err)
+		}
+		for i := range 5 {
+			_, err := e.backend.Groups.Create(ctx, "acme", store.Group{DisplayName: fmt.Sprintf("g%d", i),
+				Meta: store.Meta{Created: base, LastModified: base.Add(time.Duration(i%2) * time.Hour)}})
+			require.NoError(t, err)
+		}
+		for _, sortBy := range []string{"name.familyName", "emails.value", "meta.created", "meta.lastModified"} {
+			for _, order := range []string{"ascending", "descending"} {
+				for _, f := range []string{"", "&filter=" + url.QueryEscape("active eq true")} {
+					q := "sortBy=" + sortBy + "&sortOrder=" + order + f
+					r := e.do("GET", "/acme/Users?"+q, nil)
+					require.Equal(t, 200, r.Status, "%s", r.Body)
+					all := userNamesOf(t, r.JSON(t))
+					got, pages := walkCursor(t, e.env, "/acme/Users?count=3&"+q)
+					assert.Equal(t, all, got, "%s by cursor", q)
+					back := userNamesOf(t, pages[len(pages)-1])
+					prev, _ := pages[len(pages)-1]["previousCursor"].(string)
+					for i := 0; prev != ""; i++ {
+						require.Less(t, i, 100)
+						r := e.do("GET", "/acme/Users?count=3&"+q+"&cursor="+prev, nil)
+						require.Equal(t, 200, r.Status, "%s", r.Body)
+						body := r.JSON(t)
+						back = append(userNamesOf(t, body), back...)
+						prev, _ = body["previousCursor"].(string)
+					}
+					assert.Equal(t, all, back, "%s back by previousCursor", q)
+					// .search pages alike.
+					body := map[string]any{"schemas": []string{"urn:ietf:params:scim:api:messages:2.0:SearchRequest"},
+						"sortBy": sortBy, "sortOrder": order, "startIndex": 4, "count": 5}
+					if f != "" {
+						body["filter"] = "active eq true"
+					}
+					r = e.do("POST", "/acme/Users/.search", body)
+					require.Equal(t, 200, r.Status, "%s", r.Body)
+					assert.Equal(t, all[min(3, len(all)):min(8, len(all))], userNamesOf(t, r.JSON(t)), "%s by .search", q)
+				}
+			}
+		}
+		r := e.do("GET", "/acme/Groups?sortBy=meta.lastModified&sortOrder=descending&count=2&cursor=", nil)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		var got []string
+		for _, g := range r.JSON(t)["Resources"].([]any) {
+			got = append(got, g.(map[string]any)["displayName"].(string))
+		}
+		next, _ := r.JSON(t)["nextCursor"].(string)
+		require.NotEmpty(t, next)
+		r = e.do("GET", "/acme/Groups?sortBy=meta.lastModified&sortOrder=descending&count=3&cursor="+next, nil)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		for _, g := range r.JSON(t)["Resources"].([]any) {
+			got = append(got, g.(map[string]any)["displayName"].(string))
+		}
+		assert.Equal(t, []string{"g3", "g1", "g4", "g2", "g0"}, got, "lastModified descending, ties in reverse creation order")
+	})
+}
+
+// /Schemas describes the attributes the sorts order by as the stores order them: userName,
+// name.familyName, emails.value and a group's displayName are strings that are not caseExact
+// (sorted case-insensitively), and emails has the primary that picks the element sorted by
+// (meta.created and meta.lastModified are common attributes, dateTimes by RFC 7643 §3.1, which
+// the schemas do not list); and ServiceProviderConfig says sort is supported.
+func TestSchemasOfSortedAttributes(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", "/acme/ServiceProviderConfig", nil)
+	require.Equal(t, 200, r.Status)
+	assert.Equal(t, map[string]any{"supported": true}, r.JSON(t)["sort"])
+	find := func(urn, path string) map[string]any {
+		t.Helper()
+		r := e.do("GET", "/acme/Schemas/"+urn, nil)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		attrs := r.JSON(t)["attributes"].([]any)
+		name, sub, _ := strings.Cut(path, ".")
+		for _, a := range attrs {
+			a := a.(map[string]any)
+			if a["name"] != name {
+				continue
+			}
+			if sub == "" {
+				return a
+			}
+			for _, s := range a["subAttributes"].([]any) {
+				if s := s.(map[string]any); s["name"] == sub {
+					return s
+				}
+			}
+		}
+		t.Fatalf("%s has no %s", urn, path)
+		return nil
+	}
+	const userURN, groupURN = "urn:ietf:params:scim:schemas:core:2.0:User", "urn:ietf:params:scim:schemas:core:2.0:Group"
+	for _, tt := range []struct{ urn, path, typ string }{
+		{userURN, "userName", "string"}, {userURN, "name.familyName", "string"}, {userURN, "emails.value", "string"},
+		{groupURN, "displayName", "string"},
+	} {
+		a := find(tt.urn, tt.path)
+		assert.Equal(t, tt.typ, a["type"], tt.path)
+		assert.Equal(t, false, a["caseExact"], tt.path)
+		assert.Equal(t, false, a["multiValued"], tt.path)
+	}
+	assert.Equal(t, true, find(userURN, "emails")["multiValued"])
+	assert.Equal(t, "boolean", find(userURN, "emails.primary")["type"], "the element sorted by is the primary one")
+}

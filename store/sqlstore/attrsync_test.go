@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,9 +183,11 @@ func testStores() map[string]func(t *testing.T) *Store {
 	}
 }
 
-// checkAttrs compares the attrs table with attrRows of every user and group of every tenant.
+// checkAttrs compares the attrs table with attrRows of every user and group of every tenant,
+// and the sort columns of their rows with sortColumnArgs.
 func checkAttrs(t *testing.T, s *Store, when string) {
 	t.Helper()
+	checkSortColumns(t, s, when)
 	ctx := context.Background()
 	want := map[resourceKind]map[string][]attrRow{kindUser: {}, kindGroup: {}}
 	tenants, err := s.Tenants().List(ctx)
@@ -252,4 +255,49 @@ func checkAttrs(t *testing.T, s *Store, when string) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// checkSortColumns compares the sort columns of every user's and group's row with what
+// sortColumnArgs gives for the resource as Get returns it.
+func checkSortColumns(t *testing.T, s *Store, when string) {
+	t.Helper()
+	ctx := context.Background()
+	tenants, err := s.Tenants().List(ctx)
+	require.NoError(t, err)
+	stored := func(table string, kind resourceKind, tenant, id string) []any {
+		cols := sortColumns(kind)
+		dst := make([]any, len(cols))
+		strs, ints := make([]sql.NullString, len(cols)), make([]sql.NullInt64, len(cols))
+		for i, c := range cols {
+			if c.column == "created" || c.column == "last_modified" {
+				dst[i] = &ints[i]
+			} else {
+				dst[i] = &strs[i]
+			}
+		}
+		require.NoError(t, s.db.QueryRowContext(ctx, s.d.rebind(`SELECT `+sortColumnNames(kind)+` FROM `+table+` WHERE tenant = ? AND id = ?`),
+			tenant, id).Scan(dst...))
+		out := make([]any, len(cols))
+		for i := range cols {
+			switch {
+			case strs[i].Valid:
+				out[i] = strs[i].String
+			case ints[i].Valid:
+				out[i] = ints[i].Int64
+			}
+		}
+		return out
+	}
+	for _, tn := range tenants {
+		us, err := s.Users().List(ctx, tn.ID, store.Query{Count: -1})
+		require.NoError(t, err)
+		for _, u := range us.Resources {
+			assert.Equal(t, sortColumnArgs(kindUser, &u), stored("users", kindUser, tn.ID, u.ID), "%s: sort columns of user %s/%s", when, tn.ID, u.ID)
+		}
+		gs, err := s.Groups().List(ctx, tn.ID, store.Query{Count: -1})
+		require.NoError(t, err)
+		for _, g := range gs.Resources {
+			assert.Equal(t, sortColumnArgs(kindGroup, &g), stored("groups", kindGroup, tn.ID, g.ID), "%s: sort columns of group %s/%s", when, tn.ID, g.ID)
+		}
+	}
 }

@@ -68,6 +68,9 @@ type benchSet struct {
 	// bigEmails, when not 0, adds one user (userName "big") with that many emails
 	// (benchBigEmail(0), …, the first primary), stored by Users.Create.
 	bigEmails int
+	// sorted gives the users values to sort by (see bulkUsers): a familyName, shared by many
+	// and missing for some, and meta times of their own.
+	sorted bool
 	// noAnalyze leaves the database without planner statistics, as right after an import
 	// before PostgreSQL's autovacuum comes by (which the set turns off for its tables).
 	noAnalyze bool
@@ -124,7 +127,7 @@ func benchStore(b *testing.B, d dialect, set benchSet, n int) *Store {
 				}
 			}
 		}
-		if err := bulkUsers(ctx, s, n, set.titles, set.emails); err != nil {
+		if err := bulkUsers(ctx, s, n, set.titles, set.emails, set.sorted); err != nil {
 			b.Fatal(err)
 		}
 		if set.bigEmails > 0 {
@@ -201,18 +204,25 @@ func openBench(b testing.TB, d dialect, dsn, where string, create bool) *Store {
 
 // bulkUsers adds n users to tenant bench: user i has id benchUserID(i), userName
 // benchUserName(i), title titles[(i-1)%len(titles)] ("" or no titles: none), the emails
-// benchEmail(i, 0) … benchEmail(i, emails-1) of type work (the first primary) and is active. The
-// users are written by INSERT … SELECT over a series, and their attrs rows by one INSERT …
-// SELECT per row that attrRows gives a template user, with the template's id and userName
-// replaced by each user's, and the title rows by one more, from those of each title.
-func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int) error {
+// benchEmail(i, 0) … benchEmail(i, emails-1) of type work (the first primary) and is active;
+// it was created at 2024-01-01T00:00:00Z. When sorted is set, user i instead was created i
+// nanoseconds later, was last modified at benchLastModified(i), and has the familyName
+// benchFamilyName(i) (none for one user in 10). The users are written by INSERT … SELECT over a
+// series, and their attrs rows by one INSERT … SELECT per row that attrRows gives a template
+// user, with the template's id, userName and familyName replaced by each user's, and the title
+// rows by one more, from those of each title.
+func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int, sorted bool) error {
 	if err := s.Tenants().Create(ctx, store.Tenant{ID: benchTenant, DisplayName: "Benchmark"}); err != nil {
 		return err
 	}
-	const idMark, nameMark = "\x01id", "\x01name"
+	const idMark, nameMark, familyMark = "\x01id", "\x01name", "\x01family"
 	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 	tmpl := store.User{ID: idMark, UserName: nameMark, Active: true, Meta: store.Meta{Created: created}}
+	if sorted {
+		tmpl.Name.FamilyName = familyMark
+		tmpl.Meta.LastModified = benchLastModified(0)
+	}
 	for k := range emails {
 		// benchEmail with the userName marked, which text replaces by each user's.
 		tmpl.Emails = append(tmpl.Emails, store.MultiValue{Value: fmt.Sprintf("e%d.%s@example.com", k, nameMark), Type: "work", Primary: k == 0})
@@ -228,13 +238,30 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 	}
 	series := `WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM series WHERE i < ` + strconv.Itoa(n) + `) `
 	pad := `printf('%08d', i)`
+	pad9 := func(x string) string { return `printf('%09d', ` + x + `)` }
 	from := ` FROM series`
 	if s.d == postgresDialect {
-		series, pad, from = ``, `lpad(i::text, 8, '0')`, ` FROM generate_series(1, `+strconv.Itoa(n)+`) AS series(i)`
+		series, pad, from = ``, `lpad(i::text, 8, '0')`, ` FROM generate_series(1::bigint, `+strconv.Itoa(n)+`) AS series(i)`
+		pad9 = func(x string) string { return `lpad((` + x + `)::text, 9, '0')` }
+	}
+	// The sort columns of user i, the doc's "Name" member and its meta times.
+	familyCol, emailCol, createdCol, modifiedCol := `NULL`, `NULL`, strconv.FormatInt(created.UnixNano(), 10), `NULL`
+	nameJSON, metaJSON := `''`, quote(`,"Meta":{"Created":"`+created.Format(time.RFC3339Nano)+`"}}`)
+	if emails > 0 {
+		emailCol = `'e0.user' || i || '@example.com'`
+	}
+	if sorted {
+		familyCol = `CASE WHEN ` + benchHasFamilyName(`i`) + ` THEN ` + benchFamilyNameSQL(`i`, true) + ` END`
+		nameJSON = `CASE WHEN ` + benchHasFamilyName(`i`) + ` THEN ',"Name":{"FamilyName":"' || ` + benchFamilyNameSQL(`i`, false) + ` || '"}' ELSE '' END`
+		createdCol = strconv.FormatInt(created.UnixNano(), 10) + ` + i`
+		modifiedCol = strconv.FormatInt(benchLastModified(0).UnixNano(), 10) + ` + ` + benchModifiedNanosSQL(`i`)
+		metaJSON = `',"Meta":{"Created":"2024-01-01T00:00:00.' || ` + pad9(`i`) + ` || 'Z","LastModified":"` +
+			benchLastModified(0).Format("2006-01-02T15:04:05") + `.' || ` + pad9(benchModifiedNanosSQL(`i`)) + ` || 'Z"}}'`
 	}
 	// titleJSON is the doc's "Title" member of user i, titleOf the number of user u's title.
 	titleJSON := `''`
-	titleOf := `(CAST(substr(u.user_name, 5) AS INTEGER) - 1) % ` + strconv.Itoa(max(len(titles), 1))
+	userNumber := `CAST(substr(u.user_name, 5) AS BIGINT)`
+	titleOf := `(` + userNumber + ` - 1) % ` + strconv.Itoa(max(len(titles), 1))
 	if len(titles) > 0 {
 		titleJSON = `CASE (i - 1) % ` + strconv.Itoa(len(titles))
 		for j, title := range titles {
@@ -249,13 +276,13 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 		titleJSON += ` ELSE '' END`
 	}
 	return s.write(ctx, func(t *txn) error {
-		if _, err := t.exec(ctx, series+`INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
+		if _, err := t.exec(ctx, series+`INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc, `+sortColumnNames(kindUser)+`)
 			SELECT '`+benchTenant+`', 'user_' || `+pad+`, 'user' || i, 'user' || i, '',
-				'{"ID":"user_' || `+pad+` || '","UserName":"user' || i || '"' || `+titleJSON+` || ',"Active":true' || `+emailsJSON+` || ',"Meta":{"Created":"`+
-			created.Format(time.RFC3339Nano)+`"}}'`+from+` ORDER BY i`); err != nil {
+				'{"ID":"user_' || `+pad+` || '","UserName":"user' || i || '"' || `+nameJSON+` || `+titleJSON+` || ',"Active":true' || `+emailsJSON+` || `+metaJSON+`,
+				`+familyCol+`, `+emailCol+`, `+createdCol+`, `+modifiedCol+from+` ORDER BY i`); err != nil {
 			return fmt.Errorf("bulk users: %w", err)
 		}
-		text := func(v sql.NullString) string {
+		text := func(v sql.NullString, folded bool) string {
 			switch {
 			case !v.Valid:
 				return "NULL"
@@ -263,6 +290,8 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 				return "u.id"
 			case v.String == nameMark:
 				return "u.user_name"
+			case v.String == familyMark:
+				return benchFamilyNameSQL(userNumber, folded)
 			case strings.Contains(v.String, nameMark):
 				before, after, _ := strings.Cut(v.String, nameMark)
 				return quote(before) + " || u.user_name || " + quote(after)
@@ -270,7 +299,7 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 			return quote(v.String)
 		}
 		for _, r := range attrRows(kindUser, &tmpl) {
-			cols := []string{text(r.S), text(r.SF), "NULL", "NULL", "NULL"}
+			cols := []string{text(r.S, false), text(r.SF, true), "NULL", "NULL", "NULL"}
 			if r.N.Valid {
 				cols[2] = strconv.FormatFloat(r.N.Float64, 'g', -1, 64)
 			}
@@ -280,9 +309,18 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 			if r.T.Valid {
 				cols[4] = strconv.FormatInt(r.T.Int64, 10)
 			}
+			where := ``
+			switch {
+			case sorted && r.Attr == "meta" && r.Sub == "created":
+				cols[4] += ` + ` + userNumber
+			case sorted && r.Attr == "meta" && r.Sub == "lastModified":
+				cols[4] += ` + ` + benchModifiedNanosSQL(userNumber)
+			case r.Attr == "name":
+				where = ` AND ` + benchHasFamilyName(userNumber)
+			}
 			if _, err := t.exec(ctx, `INSERT INTO attrs (tenant, kind, rid, attr, sub, idx, s, sf, n, b, t)
 				SELECT u.tenant, 'u', u.id, '`+r.Attr+`', '`+r.Sub+`', `+strconv.Itoa(r.Idx)+`, `+strings.Join(cols, ", ")+`
-				FROM users u WHERE u.tenant = '`+benchTenant+`'`); err != nil {
+				FROM users u WHERE u.tenant = '`+benchTenant+`'`+where); err != nil {
 				return fmt.Errorf("bulk attrs %s.%s: %w", r.Attr, r.Sub, err)
 			}
 		}
@@ -298,7 +336,7 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 				if !r.S.Valid || r.N.Valid || r.B.Valid || r.T.Valid {
 					return fmt.Errorf("bulk attrs: title %q is not a string row", title)
 				}
-				values = append(values, `(`+strconv.Itoa(j)+`, `+quote(r.Sub)+`, `+strconv.Itoa(r.Idx)+`, `+text(r.S)+`, `+text(r.SF)+`)`)
+				values = append(values, `(`+strconv.Itoa(j)+`, `+quote(r.Sub)+`, `+strconv.Itoa(r.Idx)+`, `+text(r.S, false)+`, `+text(r.SF, true)+`)`)
 			}
 		}
 		if len(values) == 0 {
@@ -314,35 +352,79 @@ func bulkUsers(ctx context.Context, s *Store, n int, titles []string, emails int
 	})
 }
 
+// benchFamilyName is the familyName of the i-th benchmark user of a sorted set, when
+// benchHasFamilyName: one of 1000 names, each shared by a thousandth of the users.
+func benchFamilyName(i int) string { return fmt.Sprintf("Family%d", (i-1)%1000) }
+
+// benchFamilyNameSQL is benchFamilyName of the user whose number is the SQL expression i, or
+// its schema.Fold when folded.
+func benchFamilyNameSQL(i string, folded bool) string {
+	prefix := "'Family'"
+	if folded {
+		prefix = "'family'"
+	}
+	return prefix + ` || (((` + i + `) - 1) % 1000)`
+}
+
+// benchHasFamilyName is the SQL condition that the user whose number is the SQL expression i
+// has a familyName in a sorted set: all but one in 10.
+func benchHasFamilyName(i string) string { return `(` + i + `) % 10 <> 0` }
+
+// benchLastModified is when the i-th benchmark user of a sorted set was last modified: in the
+// second after 2024-06-01T00:00:00Z, in an order unrelated to i.
+func benchLastModified(i int) time.Time {
+	return time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(int64(i) * 7919 % 999999937))
+}
+
+// benchModifiedNanosSQL is the nanoseconds of benchLastModified of the user whose number is
+// the SQL expression i.
+func benchModifiedNanosSQL(i string) string { return `((` + i + `) * 7919) % 999999937` }
+
 // TestBulkUsers checks that the users bulkUsers writes are those Users.Create would write: the
-// documents say what bulkUsers promises and the attrs rows are those attrRows gives them, so the
-// benchmarks measure the data the store makes.
+// documents say what bulkUsers promises and the attrs rows and sort columns are those attrRows
+// and sortColumnArgs give them, so the benchmarks measure the data the store makes.
 func TestBulkUsers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for name, open := range testStores() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			s := open(t)
-			require.NoError(t, s.Migrate(ctx))
-			titles := benchTitles()
-			const n = 25
-			require.NoError(t, bulkUsers(ctx, s, n, titles, 3))
-			page, err := s.Users().List(ctx, benchTenant, store.Query{Count: -1})
-			require.NoError(t, err)
-			require.Len(t, page.Resources, n)
-			for i, u := range page.Resources {
-				assert.Equal(t, benchUserID(i+1), u.ID)
-				assert.Equal(t, benchUserName(i+1), u.UserName)
-				assert.Equal(t, titles[i%len(titles)], u.Title, "user %d", i+1)
-				assert.True(t, u.Active)
-				require.Len(t, u.Emails, 3)
-				for k, e := range u.Emails {
-					assert.Equal(t, store.MultiValue{Value: benchEmail(i+1, k), Type: "work", Primary: k == 0}, e)
+		for _, sorted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/sorted=%v", name, sorted), func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				require.NoError(t, s.Migrate(ctx))
+				titles := benchTitles()
+				const n = 25
+				require.NoError(t, bulkUsers(ctx, s, n, titles, 3, sorted))
+				page, err := s.Users().List(ctx, benchTenant, store.Query{Count: -1})
+				require.NoError(t, err)
+				require.Len(t, page.Resources, n)
+				for i, u := range page.Resources {
+					assert.Equal(t, benchUserID(i+1), u.ID)
+					assert.Equal(t, benchUserName(i+1), u.UserName)
+					assert.Equal(t, titles[i%len(titles)], u.Title, "user %d", i+1)
+					assert.True(t, u.Active)
+					require.Len(t, u.Emails, 3)
+					for k, e := range u.Emails {
+						assert.Equal(t, store.MultiValue{Value: benchEmail(i+1, k), Type: "work", Primary: k == 0}, e)
+					}
+					created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+					switch {
+					case !sorted:
+						assert.Equal(t, store.Meta{Created: created}, u.Meta, "user %d", i+1)
+						assert.Empty(t, u.Name.FamilyName)
+					default:
+						assert.True(t, u.Meta.Created.Equal(created.Add(time.Duration(i+1))), "user %d created %v", i+1, u.Meta.Created)
+						assert.True(t, u.Meta.LastModified.Equal(benchLastModified(i+1)), "user %d modified %v", i+1, u.Meta.LastModified)
+						family := benchFamilyName(i + 1)
+						if (i+1)%10 == 0 {
+							family = ""
+						}
+						assert.Equal(t, family, u.Name.FamilyName, "user %d", i+1)
+					}
 				}
-			}
-			checkAttrs(t, s, "after bulkUsers")
-		})
+				checkAttrs(t, s, "after bulkUsers")
+			})
+		}
 	}
 }
 

@@ -50,9 +50,10 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		if err != nil {
 			return err
 		}
-		n, err := tx.affected(ctx, `INSERT INTO groups (tenant, id, display_name, display_name_fold, external_id, doc)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			tenant, g.ID, g.DisplayName, schema.Fold(g.DisplayName), g.ExternalID, doc)
+		sortArgs := sortColumnArgs(kindGroup, &g)
+		n, err := tx.affected(ctx, `INSERT INTO groups (tenant, id, display_name, display_name_fold, external_id, doc, `+sortColumnNames(kindGroup)+`)
+			VALUES (?, ?, ?, ?, ?, ?, `+placeholders(len(sortArgs))+`) ON CONFLICT DO NOTHING`,
+			append([]any{tenant, g.ID, g.DisplayName, schema.Fold(g.DisplayName), g.ExternalID, doc}, sortArgs...)...)
 		switch {
 		case isForeignKey(err):
 			return fmt.Errorf("tenant %q: %w", tenant, store.ErrNotFound)
@@ -145,9 +146,10 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, `UPDATE groups SET display_name = ?, display_name_fold = ?, external_id = ?, doc = ?
+		args := append([]any{work.DisplayName, schema.Fold(work.DisplayName), work.ExternalID, doc}, sortColumnArgs(kindGroup, work)...)
+		if _, err := tx.exec(ctx, `UPDATE groups SET display_name = ?, display_name_fold = ?, external_id = ?, doc = ?, `+sortColumnSet(kindGroup)+`
 			WHERE tenant = ? AND id = ?`,
-			work.DisplayName, schema.Fold(work.DisplayName), work.ExternalID, doc, tenant, id); err != nil {
+			append(args, tenant, id)...); err != nil {
 			return err
 		}
 		if out, err = tx.storeGroup(ctx, tenant, doc, members, old); err != nil {
@@ -406,7 +408,8 @@ func (t *txn) storeGroup(ctx context.Context, tenant string, doc string, members
 }
 
 // bumpGroupVersions moves on the version (store.Meta.Version) of each group of ms, whose
-// members changed without a Groups.Update (a member user was deleted).
+// members changed without a Groups.Update (a member user was deleted). The meta times, and so
+// the sort columns, stay.
 func (t *txn) bumpGroupVersions(ctx context.Context, tenant string, ms []membership) error {
 	for _, m := range ms {
 		g, err := t.group(ctx, tenant, m.group, true)

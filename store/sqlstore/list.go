@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -33,7 +32,9 @@ func (l listed) into(total *int, next, prev **store.Position) {
 //
 // The order is pushed down too (sortKey): creation order is r.seq, which the index (tenant,
 // seq) serves; userName and a group's displayName are columns of their own with indexes
-// (tenant, column, seq); any other sortable attribute is a subquery of attrs per row. A keyset
+// (tenant, column, seq), and so are name.familyName, emails.value, meta.created and
+// meta.lastModified (sortColumns; read by listQuery.readParts, as they may be NULL); any other
+// sortable attribute is a subquery of attrs per row. A keyset
 // position (q.After, q.Before) is a condition on (key, seq), never an OFFSET, so with an index
 // the page after a million rows is read like the first.
 func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant string, q store.Query, each func(id, doc string)) (listed, error) {
@@ -105,100 +106,41 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 	}
 
 	k := t.sortKey(kind, q.Sort)
-	// The page's query: rows with id, doc, seq and (when sorting) the key, as the SQL names
-	// seqCol and keyCol, filtered, then the keyset condition and the order.
-	query := `SELECT r.id, r.doc, r.seq`
-	seqCol, keyCol := `r.seq`, k.expr
-	var qargs []any
-	if k.expr != "" {
-		query += `, ` + k.expr
-		qargs = append(qargs, k.args...)
-	}
-	pageFrom := from
-	if t.d == sqliteDialect && k.expr == "" && from == table+` r` {
-		// Without statistics SQLite reads a position in creation order from the rowid, over
-		// every tenant's rows; (tenant, seq) reads the tenant's only.
-		pageFrom += ` INDEXED BY ` + table + `_order`
-	}
-	query += ` FROM ` + pageFrom + ` WHERE ` + where
-	qargs = append(qargs, args...)
-	cond := ` AND `
-	if len(k.args) > 0 {
-		// A key with arguments is computed once per row, in a derived table.
-		query = `SELECT x.id, x.doc, x.seq, x.sk FROM (` + strings.Replace(query, `, `+k.expr, `, `+k.expr+` AS sk`, 1) + `) x`
-		seqCol, keyCol = `x.seq`, `x.sk`
-		cond = ` WHERE `
-	}
 	reverse := q.Before != nil
 	at := q.After
 	if reverse {
 		at = q.Before
 	}
-	if at != nil {
-		c, cargs := k.keyset(t.d, keyCol, seqCol, *at, q.Sort.Descending, reverse)
-		query += cond + c
-		qargs = append(qargs, cargs...)
-	}
-	query += ` ORDER BY ` + k.order(t.d, keyCol, seqCol, q.Sort.Descending, reverse)
 	limit := q.Count
 	if at != nil && q.Count > 0 {
 		limit++ // one more tells whether more follow
 	}
-	switch {
-	case limit > 0 && at == nil:
-		query += ` LIMIT ? OFFSET ?`
-		qargs = append(qargs, limit, skip)
-	case limit > 0:
-		query += ` LIMIT ?`
-		qargs = append(qargs, limit)
-	case at != nil:
-	case t.d == sqliteDialect:
-		query += ` LIMIT -1 OFFSET ?`
-		qargs = append(qargs, skip)
-	default:
-		query += ` OFFSET ?`
-		qargs = append(qargs, skip)
+	page := listQuery{t: t, table: table, from: from, where: where, args: args, key: k,
+		desc: q.Sort.Descending, reverse: reverse}
+	var rows []listRow
+	var err error
+	if k.index != "" {
+		rows, err = page.readParts(ctx, at, limit, skip)
+	} else {
+		rows, err = page.read(ctx, at, limit, skip)
 	}
-	rows, err := t.query(ctx, query, qargs...)
 	if err != nil {
 		return listed{}, err
 	}
-	defer rows.Close()
-	type row struct {
-		id, doc string
-		at      store.Position
-	}
-	var page []row
-	for rows.Next() {
-		var r row
-		dst := []any{&r.id, &r.doc, &r.at.Seq}
-		var key keyValue
-		if k.expr != "" {
-			dst = append(dst, key.dest(k.kind))
-		}
-		if err := rows.Scan(dst...); err != nil {
-			return listed{}, err
-		}
-		r.at.Value = key.value(k.kind)
-		page = append(page, r)
-	}
-	if err := rows.Err(); err != nil {
-		return listed{}, err
-	}
-	more := at != nil && q.Count > 0 && len(page) > q.Count
+	more := at != nil && q.Count > 0 && len(rows) > q.Count
 	if more {
-		page = page[:q.Count]
+		rows = rows[:q.Count]
 	}
 	if reverse {
-		slices.Reverse(page)
+		slices.Reverse(rows)
 	}
-	for _, r := range page {
+	for _, r := range rows {
 		each(r.id, r.doc)
 	}
-	if len(page) == 0 {
+	if len(rows) == 0 {
 		return l, nil
 	}
-	first, last := page[0].at, page[len(page)-1].at
+	first, last := rows[0].at, rows[len(rows)-1].at
 	switch {
 	case q.Before != nil:
 		if q.Count > 0 {
@@ -216,7 +158,7 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 		if skip > 0 {
 			l.prev = &first
 		}
-		if q.Count > 0 && skip+len(page) < l.total {
+		if q.Count > 0 && skip+len(rows) < l.total {
 			l.next = &last
 		}
 	}
@@ -225,18 +167,21 @@ func (t *txn) list(ctx context.Context, table string, kind resourceKind, tenant 
 
 // sortKey is how the rows of a list are ordered: expr is the SQL of the key (over the row r,
 // with args; "" in creation order), kind the filter.Kind of its values, and nullable tells
-// whether a row may have no value.
+// whether a row may have no value. index, when set, names the index of (tenant, key, seq) of a
+// sort column (sortColumn), whose rows listQuery.readParts reads.
 type sortKey struct {
 	expr     string
 	args     []any
 	kind     filter.Kind
 	nullable bool
+	index    string
 }
 
 // sortKey returns the key of s for resources of kind: a column of the resource's row when there
-// is one (userName's and displayName's folded forms), otherwise the value store.SortValue
-// gives, read from attrs: the row of a single-valued attribute, or of a multi-valued one the
-// value of the first element that is primary, else of the first element with a value.
+// is one (userName's and displayName's folded forms, and the sort columns), otherwise the value
+// store.SortValue gives, read from attrs: the row of a single-valued attribute, or of a
+// multi-valued one the value of the first element that is primary, else of the first element
+// with a value.
 func (t *txn) sortKey(kind resourceKind, s store.Sort) sortKey {
 	if s.IsZero() {
 		return sortKey{}
@@ -265,6 +210,10 @@ func (t *txn) sortKey(kind resourceKind, s store.Sort) sortKey {
 		return sortKey{expr: "r.user_name_fold", kind: filter.KindString}
 	case kind == kindGroup && path == "displayName" && !def.CaseExact:
 		return sortKey{expr: "r.display_name_fold", kind: filter.KindString}
+	}
+	if c, ok := sortColumnOf(kind, s); ok {
+		k.expr, k.index = "r."+c.column, c.index
+		return k
 	}
 	sub := ""
 	if s.Sub != nil {
@@ -331,15 +280,7 @@ func (k sortKey) keyset(d dialect, key, seq string, p store.Position, desc, reve
 	if k.expr == "" {
 		return seq + gt + `?`, []any{p.Seq}
 	}
-	// (key, seq) after (v, s), written so that an index of (…, key, seq) reads from the
-	// position on: key >= v bounds the index range, and the rest drops the rows of v up to s.
-	ck := k.collate(d, key)
-	ge := ` >= `
-	if desc != reverse {
-		ge = ` <= `
-	}
-	after := ck + ge + `? AND (` + ck + gt + `? OR ` + seq + gt + `?)`
-	v := k.arg(p.Value)
+	after, afterArgs := k.after(d, key, seq, p, desc, reverse)
 	switch {
 	case p.Value.Kind == filter.Absent && !k.nullable:
 		// No row is without a key: every row comes before such a position.
@@ -352,11 +293,25 @@ func (k sortKey) keyset(d dialect, key, seq string, p store.Position, desc, reve
 	case p.Value.Kind == filter.Absent:
 		return `(` + key + ` IS NULL AND ` + seq + gt + `?)`, []any{p.Seq}
 	case !k.nullable:
-		return `(` + after + `)`, []any{v, v, p.Seq}
+		return `(` + after + `)`, afterArgs
 	case reverse:
-		return `(` + key + ` IS NOT NULL AND ` + after + `)`, []any{v, v, p.Seq}
+		return `(` + key + ` IS NOT NULL AND ` + after + `)`, afterArgs
 	}
-	return `(` + key + ` IS NULL OR (` + after + `))`, []any{v, v, p.Seq}
+	return `(` + key + ` IS NULL OR (` + after + `))`, afterArgs
+}
+
+// after is the condition, with its arguments, that a row (key, seq) with a key comes after
+// position p, which has one, in the order (desc: descending), or before it when reverse is
+// set. It is written so that an index of (…, key, seq) reads from the position on: key >= v
+// bounds the index range, and the rest drops the rows of v up to s.
+func (k sortKey) after(d dialect, key, seq string, p store.Position, desc, reverse bool) (string, []any) {
+	gt, ge := ` > `, ` >= `
+	if desc != reverse {
+		gt, ge = ` < `, ` <= `
+	}
+	ck := k.collate(d, key)
+	v := k.arg(p.Value)
+	return ck + ge + `? AND (` + ck + gt + `? OR ` + seq + gt + `?)`, []any{v, v, p.Seq}
 }
 
 // arg is the SQL argument of a key value v, as the key's column holds it.

@@ -92,9 +92,10 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, `UPDATE groups SET display_name = ?, display_name_fold = ?, external_id = ?, doc = ?, member_count = ?
-			WHERE tenant = ? AND id = ?`,
-			work.DisplayName, schema.Fold(work.DisplayName), work.ExternalID, doc, n, tenant, id); err != nil {
+		args := append([]any{work.DisplayName, schema.Fold(work.DisplayName), work.ExternalID, doc, n}, sortColumnArgs(kindGroup, &work)...)
+		if _, err := tx.exec(ctx, `UPDATE groups SET display_name = ?, display_name_fold = ?, external_id = ?, doc = ?, member_count = ?, `+
+			sortColumnSet(kindGroup)+` WHERE tenant = ? AND id = ?`,
+			append(args, tenant, id)...); err != nil {
 			return err
 		}
 		if work.Meta != before.Meta || changes.GroupAttrs(before, &work) {

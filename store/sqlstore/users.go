@@ -45,6 +45,7 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		return nil, err
 	}
 	rows := attrRows(kindUser, out)
+	sortArgs := sortColumnArgs(kindUser, out)
 	fold := schema.Fold(u.UserName)
 	p := changes.New(ctx, tenant)
 	if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
@@ -52,13 +53,14 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	}
 	if us.s.d == postgresDialect {
 		err = us.s.writeStatement(ctx, func(tx *txn) error {
-			return tx.createPostgres(ctx, tenant, &u, fold, doc, rows, p.Events(time.Now))
+			return tx.createPostgres(ctx, tenant, &u, fold, doc, sortArgs, rows, p.Events(time.Now))
 		})
 	} else {
 		err = us.s.write(ctx, func(tx *txn) error {
-			n, err := tx.affected(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
-				SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?)`,
-				tenant, u.ID, u.UserName, fold, u.ExternalID, doc, tenant)
+			args := append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, sortArgs...)
+			n, err := tx.affected(ctx, `INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc, `+sortColumnNames(kindUser)+`)
+				SELECT ?, ?, ?, ?, ?, ?, `+placeholders(len(sortArgs))+` WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?)`,
+				append(args, tenant)...)
 			if err := tx.createFailed(ctx, tenant, &u, n, err); err != nil {
 				return err
 			}
@@ -77,12 +79,16 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 	return out, nil
 }
 
-// createPostgres writes user u (userName folded to fold, stored as doc) and its attrs rows in
-// one statement, which takes the lock of lockTenant first. The attrs rows go as arrays, one a
+// createPostgres writes user u (userName folded to fold, stored as doc, with the values
+// sortArgs of its sort columns) and its attrs rows in one statement, which takes the lock of lockTenant first. The attrs rows go as arrays, one a
 // column, so that the statement is the same for every user and pgx prepares it once a
 // connection. It is PostgreSQL's own SQL, with $n placeholders (one for several uses).
-func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, fold, doc string, rows []attrRow, events []store.Event) error {
-	args := append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, attrColumns(rows)...)
+func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, fold, doc string, sortArgs []any, rows []attrRow, events []store.Event) error {
+	if len(sortArgs) != 4 {
+		return fmt.Errorf("sqlstore: %d sort columns, the statement has 4", len(sortArgs))
+	}
+	args := append([]any{tenant, u.ID, u.UserName, fold, u.ExternalID, doc}, sortArgs...)
+	args = append(args, attrColumns(rows)...)
 	// The user.created event, when there is one, is numbered and written by the same
 	// statement: the row of event_heads it updates stays locked until the statement commits,
 	// so the tenant's events are numbered in commit order (recordEvents).
@@ -118,14 +124,14 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 	err := t.queryRow(ctx, `WITH tenant_lock AS (
 			SELECT pg_advisory_xact_lock(1449745669, hashtext(current_schema() || '/' || $1::text))
 		), u AS (
-			INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc)
-			SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text FROM tenant_lock
+			INSERT INTO users (tenant, id, user_name, user_name_fold, external_id, doc, family_name_fold, email_fold, created, last_modified)
+			SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::bigint, $10::bigint FROM tenant_lock
 			WHERE EXISTS (SELECT 1 FROM tenants WHERE id = $1::text)
 			RETURNING tenant, id
 		), a AS (
 			INSERT INTO attrs (tenant, kind, rid, attr, sub, idx, s, sf, n, b, t)
 			SELECT u.tenant, 'u', u.id, a.attr, a.sub, a.idx, a.s, a.sf, a.n, a.b, a.t
-			FROM u, unnest($7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::float8[], $13::bool[], $14::bigint[])
+			FROM u, unnest($11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::float8[], $17::bool[], $18::bigint[])
 				AS a (attr, sub, idx, s, sf, n, b, t)
 		)`+unique+recorded+`
 		SELECT count(*) FROM u`, args...).Scan(&n)
@@ -357,7 +363,8 @@ func applyUserFn(work *store.User, id string, fn func(*store.User) error) (*stor
 	return out, doc, nil
 }
 
-// storeUser writes user u's row, with document doc: ErrConflict if its userName is taken.
+// storeUser writes user u's row, with document doc and its sort columns: ErrConflict if its
+// userName is taken.
 func (t *txn) storeUser(ctx context.Context, tenant, id string, u *store.User, doc string) error {
 	fold := schema.Fold(u.UserName)
 	taken, err := t.exists(ctx, `SELECT 1 FROM users WHERE tenant = ? AND user_name_fold = ? AND id <> ?`, tenant, fold, id)
@@ -367,8 +374,9 @@ func (t *txn) storeUser(ctx context.Context, tenant, id string, u *store.User, d
 	if taken {
 		return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 	}
-	_, err = t.exec(ctx, `UPDATE users SET user_name = ?, user_name_fold = ?, external_id = ?, doc = ? WHERE tenant = ? AND id = ?`,
-		u.UserName, fold, u.ExternalID, doc, tenant, id)
+	args := append([]any{u.UserName, fold, u.ExternalID, doc}, sortColumnArgs(kindUser, u)...)
+	_, err = t.exec(ctx, `UPDATE users SET user_name = ?, user_name_fold = ?, external_id = ?, doc = ?, `+sortColumnSet(kindUser)+` WHERE tenant = ? AND id = ?`,
+		append(args, tenant, id)...)
 	if isUnique(err) {
 		return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
 	}

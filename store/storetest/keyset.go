@@ -38,6 +38,7 @@ func sortTests() []test {
 		{"WithFilterAndStartIndex", testSortFilterStartIndex},
 		{"KeysetWalkOfEverySort", testSortKeysetWalks},
 		{"Groups", testSortGroups},
+		{"OrderFollowsWrites", testSortFollowsWrites},
 	}
 }
 
@@ -516,4 +517,85 @@ func testSortGroups(t *testing.T, b store.Backend) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "A"}, groupNames(p.Resources))
 	assert.Nil(t, p.Next)
+}
+
+// A sort orders by the values as they are now: after Updates change users' familyName, emails
+// and lastModified (set by the update, or by its time), and after Patch and Update change
+// groups (their lastModified), the lists and walks both ways order by the new values.
+func testSortFollowsWrites(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	ids := map[string]string{}
+	for i, name := range []string{"u0", "u1", "u2", "u3", "u4"} {
+		u, err := b.Users.Create(ctx(), acme, store.User{UserName: name, Name: store.Name{FamilyName: fmt.Sprintf("F%d", i)},
+			Emails: []store.MultiValue{{Value: fmt.Sprintf("a%d@x", i), Primary: true}, {Value: fmt.Sprintf("b%d@x", 4-i)}},
+			Meta:   store.Meta{Created: day(1, 1, 0), LastModified: day(1, 1+i, 0)}})
+		require.NoError(t, err)
+		ids[name] = u.ID
+	}
+	update := func(name string, fn func(u *store.User)) {
+		t.Helper()
+		_, err := b.Users.Update(ctx(), acme, ids[name], func(u *store.User) error { fn(u); return nil })
+		require.NoError(t, err)
+	}
+	update("u0", func(u *store.User) { u.Name.FamilyName = "" })   // no familyName: last
+	update("u3", func(u *store.User) { u.Name.FamilyName = "f0" }) // first
+	update("u1", func(u *store.User) {                             // no primary: sorts by b3@x, now its first
+		u.Emails = []store.MultiValue{{Value: u.Emails[1].Value}, {Value: u.Emails[0].Value}}
+	})
+	update("u4", func(u *store.User) { u.Emails[0].Primary, u.Emails[1].Primary = false, true })
+	update("u2", func(u *store.User) { u.Title = "moved"; u.Meta.LastModified = day(2, 1, 0) })
+	order := func(s store.Sort) {
+		t.Helper()
+		all := listSorted(t, b, s)
+		require.Len(t, all, 5)
+		assert.Equal(t, all, walk(t, b, store.Query{Sort: s}, 2, 5), "%s descending %v", s.Path(), s.Descending)
+		// Back from the end by Prev.
+		p, err := b.Users.List(ctx(), acme, store.Query{Sort: s, StartIndex: 4, Count: 2})
+		require.NoError(t, err)
+		require.NotNil(t, p.Prev)
+		back, err := b.Users.List(ctx(), acme, store.Query{Sort: s, Before: p.Prev, Count: 2})
+		require.NoError(t, err)
+		assert.Equal(t, all[1:3], userNames(back.Resources), "%s descending %v, back by Prev", s.Path(), s.Descending)
+	}
+	assert.Equal(t, []string{"u3", "u1", "u2", "u4", "u0"}, listSorted(t, b, sortBy(t, "name.familyName", false)))
+	assert.Equal(t, []string{"u4", "u2", "u1", "u3", "u0"}, listSorted(t, b, sortBy(t, "name.familyName", true)))
+	assert.Equal(t, []string{"u0", "u2", "u3", "u4", "u1"}, listSorted(t, b, sortBy(t, "emails.value", false)),
+		"a0@x, a2@x, a3@x, b0@x (primaries), b3@x (the first, none primary)")
+	assert.Equal(t, []string{"u2", "u0", "u3", "u1", "u4"}, listSorted(t, b, sortBy(t, "meta.lastModified", false)),
+		"the one lastModified set, then the others by the time of their update")
+	for _, path := range []string{"name.familyName", "emails.value", "meta.lastModified", "meta.created"} {
+		for _, desc := range []bool{false, true} {
+			order(sortBy(t, path, desc))
+		}
+	}
+
+	// Groups by lastModified: a patch that changes the members moves it, one that changes
+	// nothing keeps it.
+	var gids []string
+	for i, name := range []string{"g0", "g1", "g2"} {
+		g, err := b.Groups.Create(ctx(), acme, store.Group{DisplayName: name, Meta: store.Meta{Created: day(1, 1, 0), LastModified: day(1, 1+i, 0)}})
+		require.NoError(t, err)
+		gids = append(gids, g.ID)
+	}
+	_, err := b.Groups.Patch(ctx(), acme, gids[0], store.GroupPatch{Add: []string{ids["u1"]}, Modified: day(3, 1, 0)})
+	require.NoError(t, err)
+	_, err = b.Groups.Patch(ctx(), acme, gids[1], store.GroupPatch{Remove: []string{ids["u1"]}, Modified: day(4, 1, 0)})
+	require.NoError(t, err)
+	_, err = b.Groups.Update(ctx(), acme, gids[2], func(g *store.Group) error { g.Meta.LastModified = day(2, 1, 0); return nil })
+	require.NoError(t, err)
+	lm, sub, err := schema.Group().Lookup("meta.lastModified")
+	require.NoError(t, err)
+	for _, desc := range []bool{false, true} {
+		want := []string{"g1", "g2", "g0"}
+		if desc {
+			slices.Reverse(want)
+		}
+		s := store.Sort{Attr: lm, Sub: sub, Descending: desc}
+		p, err := b.Groups.List(ctx(), acme, store.Query{Sort: s, Count: 2})
+		require.NoError(t, err)
+		require.NotNil(t, p.Next)
+		rest, err := b.Groups.List(ctx(), acme, store.Query{Sort: s, After: p.Next, Count: 2})
+		require.NoError(t, err)
+		assert.Equal(t, want, append(groupNames(p.Resources), groupNames(rest.Resources)...), "descending %v", desc)
+	}
 }
