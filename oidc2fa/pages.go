@@ -5,8 +5,8 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"html/template"
-	"strings"
 
+	"github.com/visid/visid/internal/csp"
 	"github.com/visid/visid/internal/pagetext"
 )
 
@@ -52,25 +52,14 @@ func newTenantPage(l TenantLook) tenantPage {
 // csp is pageCSP, allowing also the tenant's accent style sheet (by its hash) and its logo
 // (img-src 'self': the logo is served from the provider's origin).
 func (t tenantPage) csp() string {
-	csp := pageCSP
+	policy := pageCSP
 	if t.AccentStyle != "" {
-		csp = withSource(csp, "style-src", StyleHashSource(string(t.AccentStyle)))
+		policy = csp.WithSource(policy, "style-src", StyleHashSource(string(t.AccentStyle)))
 	}
 	if t.Look.LogoURL != "" {
-		csp = withSource(csp, "img-src", "'self'")
+		policy = csp.WithSource(policy, "img-src", "'self'")
 	}
-	return csp
-}
-
-// withSource returns the Content-Security-Policy csp with source added to the end of its
-// directive (which csp has), or the directive added before base-uri when it has not.
-func withSource(csp, directive, source string) string {
-	i := strings.Index(csp, directive+" ")
-	if i < 0 {
-		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
-	}
-	end := i + strings.IndexByte(csp[i:], ';')
-	return csp[:end] + " " + source + csp[end:]
+	return policy
 }
 
 // tenantTemplates are the parts of the provider's pages that show the tenant's look, the same

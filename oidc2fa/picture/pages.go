@@ -8,8 +8,8 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/visid/visid/internal/csp"
 	"github.com/visid/visid/internal/pagetext"
 	"github.com/visid/visid/oidc2fa"
 )
@@ -107,28 +107,17 @@ func (d *pageData) withTenant(look oidc2fa.TenantLook) *pageData {
 // for a page with its style sheet inline, allowing also the tenant's accent style sheet by its
 // hash, and for an inline-styled page the tenant's logo, which is on the provider's origin.
 func pageCSP(d *pageData) string {
-	csp := contentSecurityPolicy
+	policy := contentSecurityPolicy
 	if d.InlineStyle != "" {
-		csp = inlineStyleCSP
+		policy = inlineStyleCSP
 		if d.Tenant.LogoURL != "" {
-			csp = withSource(csp, "img-src", "'self'")
+			policy = csp.WithSource(policy, "img-src", "'self'")
 		}
 	}
 	if d.AccentStyle != "" {
-		csp = withSource(csp, "style-src", oidc2fa.StyleHashSource(string(d.AccentStyle)))
+		policy = csp.WithSource(policy, "style-src", oidc2fa.StyleHashSource(string(d.AccentStyle)))
 	}
-	return csp
-}
-
-// withSource returns the Content-Security-Policy csp with source added to the end of its
-// directive (which csp has), or the directive added before base-uri when it has not.
-func withSource(csp, directive, source string) string {
-	i := strings.Index(csp, directive+" ")
-	if i < 0 {
-		return strings.Replace(csp, "base-uri", directive+" "+source+"; base-uri", 1)
-	}
-	end := i + strings.IndexByte(csp[i:], ';')
-	return csp[:end] + " " + source + csp[end:]
+	return policy
 }
 
 // render writes the page name with status. It renders into a buffer first, so a template error
