@@ -429,6 +429,12 @@ func (j *bulkJob) dispatch(i int, res *bulkResult) {
 		j.finish(i, res, badRequest(typeInvalidValue, "the method of a bulk operation is POST, PUT, PATCH or DELETE"))
 		return
 	}
+	if method == http.MethodPost && op.BulkID == "" {
+		// RFC 7644 §3.7: a POST's bulkId is required; without it the response cannot tell the
+		// client which of its POSTs created which resource.
+		j.finish(i, res, badRequest(typeInvalidValue, "a bulk POST needs a bulkId, which names it in the response"))
+		return
+	}
 	endpoint, id, err := bulkPath(method, op.Path)
 	if err != nil {
 		j.finish(i, res, err)

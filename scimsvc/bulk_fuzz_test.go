@@ -40,7 +40,7 @@ func FuzzBulk(f *testing.F) {
 				{"method":"PATCH","path":"/Users/`+fh.user+`","data":`+string(body)+`},
 				{"method":"PUT","path":"/Groups/`+fh.group+`","data":`+string(body)+`},
 				{"method":"POST","path":"/Users","bulkId":"u","data":`+string(body)+`},
-				{"method":"POST","path":"/Groups","data":`+string(body)+`}]}`))
+				{"method":"POST","path":"/Groups","bulkId":"g","data":`+string(body)+`}]}`))
 		}
 		for _, b := range bodies {
 			userBefore, groupBefore := fh.state(t)

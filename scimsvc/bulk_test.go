@@ -147,9 +147,9 @@ func TestBulkErrors(t *testing.T) {
 			{"method":"PUT","path":"/Users/user_missing","data":{"userName":"x@example.com"}},
 			{"method":"PATCH","path":"/Users/`+taken+`","data":{"Operations":[{"op":"frobnicate","path":"title"}]}},
 			{"method":"GET","path":"/Users/`+taken+`"},
-			{"method":"POST","path":"/Users/`+taken+`","data":{"userName":"y@example.com"}},
+			{"method":"POST","path":"/Users/`+taken+`","bulkId":"d","data":{"userName":"y@example.com"}},
 			{"method":"DELETE","path":"/Schemas/x"},
-			{"method":"POST","path":"/Users","data":{"userName":"ok@example.com","active":"maybe"}},
+			{"method":"POST","path":"/Users","bulkId":"e","data":{"userName":"ok@example.com","active":"maybe"}},
 			{"method":"POST","path":"/Groups","bulkId":"g","data":{"displayName":"G","members":[{"value":"bulkId:b"}]}},
 			{"method":"POST","path":"/Users","bulkId":"c","data":{"userName":"ok@example.com"}},
 			"not an operation"
@@ -299,7 +299,7 @@ func TestBulkRefused(t *testing.T) {
 	// An operation's data is held to MaxBodyBytes, as the request it stands for: that
 	// operation fails with 413, the others run.
 	ops := bulkResponse(t, e.do("POST", "/acme/Bulk", bulkOps(0, `[
-		{"method":"POST","path":"/Users","data":{"userName":"big@example.com","title":"`+strings.Repeat("x", 200)+`"}},
+		{"method":"POST","path":"/Users","bulkId":"big","data":{"userName":"big@example.com","title":"`+strings.Repeat("x", 200)+`"}},
 		`+user(1)+`]`)))
 	require.Len(t, ops, 2)
 	assert.Equal(t, "413", ops[0].Status)
@@ -495,4 +495,23 @@ func TestBulkMountedAndLimiterDown(t *testing.T) {
 	assert.True(t, strings.HasPrefix(ops[0].Location, testBase+"/acme/Users/user_"), ops[0].Location)
 	assert.Equal(t, bulkResult{Location: ops[0].Location, Method: "PATCH", Version: `W/"2"`, Status: "200"}, ops[1])
 	assert.Equal(t, "x", e.usersOf("acme")[0].Title)
+}
+
+// TestBulkPostNeedsBulkID: a bulk POST without a bulkId (RFC 7644 §3.7: REQUIRED) fails alone
+// with 400 invalidValue and creates nothing; the operations beside it run.
+func TestBulkPostNeedsBulkID(t *testing.T) {
+	e := newEnv(t)
+	ops := bulkResponse(t, e.do("POST", "/acme/Bulk", bulkOps(0, `[
+		{"method":"POST","path":"/Users","data":{"userName":"nameless@example.com"}},
+		{"method":"POST","path":"/Users","bulkId":"u","data":{"userName":"named@example.com"}}
+	]`)))
+	require.Len(t, ops, 2)
+	assert.Equal(t, "400", ops[0].Status)
+	assert.Equal(t, "invalidValue", ops[0].Response["scimType"])
+	assert.Contains(t, ops[0].Response["detail"], "bulkId")
+	assert.Empty(t, ops[0].Location)
+	assert.Equal(t, "201", ops[1].Status)
+	users := e.usersOf("acme")
+	require.Len(t, users, 1, "only the POST with a bulkId created a user")
+	assert.Equal(t, "named@example.com", users[0].UserName)
 }
