@@ -328,10 +328,15 @@ func linkAttr(a *Attribute, urn string) {
 	}
 }
 
-// newResourceType links the common attributes and builds the unqualified-name index.
+// newResourceType links the common attributes and builds the unqualified-name index. Common
+// attributes shared with the resource type an extended one is made from (WithExtensions) are
+// linked already, and are only read: extending a resource type in several goroutines at once
+// writes nothing they share.
 func newResourceType(rt *ResourceType) *ResourceType {
 	for _, a := range rt.Common {
-		linkAttr(a, rt.Schema.ID)
+		if a.Schema != rt.Schema.ID {
+			linkAttr(a, rt.Schema.ID)
+		}
 	}
 	rt.lookup = make(map[string]*Attribute)
 	ambiguous := map[string]bool{}
