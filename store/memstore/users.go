@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/filter"
@@ -93,7 +94,7 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 // indexes in step.
 func (t *tenantData) applyUser(rec *userRec, work *store.User) error {
 	var before store.User
-	rec.fill(&before)
+	rec.view(&before)
 	stamp.User(&before, work, stamp.Now())
 	return t.storeUser(rec, work)
 }
@@ -112,13 +113,33 @@ func (t *tenantData) storeUser(rec *userRec, work *store.User) error {
 	if err := t.checkUnique('u', rec, work.Unique); err != nil {
 		return err
 	}
-	t.unindex(rec)
+	reindex := !rec.sameKeys(work)
+	if reindex {
+		t.unindex(rec)
+	}
 	rec.row = encode(work)
 	rec.version = work.Meta.Version
 	rec.ext = work.Extensions.Clone()
-	rec.unique = cloneUnique(work.Unique)
-	t.index(rec)
+	if reindex {
+		rec.unique = cloneUnique(work.Unique)
+		t.index(rec)
+	}
 	return nil
+}
+
+// sameKeys reports whether u has the values rec is indexed by — userName, externalId, the
+// emails' values in order, the unique values — so that storing u leaves every index as it is.
+func (r *userRec) sameKeys(u *store.User) bool {
+	if r.userName() != u.UserName || r.externalID() != u.ExternalID ||
+		r.row.count(listEmails) != len(u.Emails) || !slices.Equal(r.unique, u.Unique) {
+		return false
+	}
+	for i, e := range u.Emails {
+		if first, _ := r.row.first(listEmails, i); r.row.str(first) != e.Value {
+			return false
+		}
+	}
+	return true
 }
 
 // index adds rec to the user indexes; unindex removes it.
@@ -149,14 +170,25 @@ func (r *userRec) emailKeys() []string {
 		return nil
 	}
 	keys := make([]string, 0, n)
-	seen := make(map[string]struct{}, n) // a map, so a user with many emails costs linear time
+	var seen map[string]struct{} // for many emails, so that a user with many costs linear time
+	if n > 8 {
+		seen = make(map[string]struct{}, n)
+	}
 	for i := range n {
 		first, _ := r.row.first(listEmails, i)
 		key := schema.Fold(r.row.str(first))
-		if _, dup := seen[key]; key != "" && !dup {
-			seen[key] = struct{}{}
-			keys = append(keys, key)
+		if key == "" {
+			continue
 		}
+		if seen != nil {
+			if _, dup := seen[key]; dup {
+				continue
+			}
+			seen[key] = struct{}{}
+		} else if slices.Contains(keys, key) {
+			continue
+		}
+		keys = append(keys, key)
 	}
 	return keys
 }
@@ -258,6 +290,15 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 }
 
 // fill copies the user into dst as callers see it, with its groups.
+// view sets dst to the stored user, sharing the record's extension values and unique values and
+// leaving its groups out: for comparing with, not for handing out.
+func (r *userRec) view(dst *store.User) {
+	r.row.decode(dst)
+	dst.Meta.Version = r.version
+	dst.Extensions = r.ext
+	dst.Unique = r.unique
+}
+
 func (r *userRec) fill(dst *store.User) {
 	r.row.decode(dst)
 	dst.Meta.Version = r.version

@@ -345,6 +345,8 @@ func testFilterAfterWrites(t *testing.T, b store.Backend) {
 	checkUserFilter(t, b, users(`emails co "@home.example"`), []string{"grace"})
 	checkUserFilter(t, b, users(`emails.value eq "alice@example.com"`), nil)
 	checkUserFilter(t, b, users(`emails[type eq "home"].value eq "alice@home.example"`), nil)
+	// An update that keeps the indexed values leaves the user found by them.
+	checkUserFilter(t, b, users(`userName eq "FRANK" and externalId eq "EXT-6"`), []string{"frank"})
 
 	// Emails change: the old value no longer finds the user, the new one does, and a value
 	// two users share finds both.
