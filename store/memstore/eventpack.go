@@ -93,25 +93,31 @@ func packMark(b byte) bool { return b < 0x20 && b != '\t' && b != '\n' && b != '
 
 // pack returns data packed, as a string of its own: tokens for packTokens, and references for
 // repeats of at least packMinRef bytes met within packMaxDist before (an id in a location, a
-// userName as an email, a lastModified equal to created).
-func (t *packTable) pack(data json.RawMessage) string {
-	if len(data) == 0 {
+// userName as an email, a lastModified equal to created), in data or in dict, which unpack
+// is given again (the event's subject id, which its data holds too).
+func (t *packTable) pack(dict string, in json.RawMessage) string {
+	if len(in) == 0 {
 		return ""
 	}
-	for _, b := range data {
+	for _, b := range in {
 		if packMark(b) {
-			return "\x1f" + string(data) // packVerbatim
+			return "\x1f" + string(in) // packVerbatim
 		}
 	}
+	data := make([]byte, 0, len(dict)+len(in))
+	data = append(append(data, dict...), in...)
 	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
 	remember := func(i int) {
 		if i+4 <= len(data) {
 			recent[packHash(data[i:])] = int32(i + 1)
 		}
 	}
-	buf := make([]byte, 0, len(data))
-	start := 0
-	for i := 0; i < len(data); {
+	for i := range len(dict) {
+		remember(i)
+	}
+	buf := make([]byte, 0, len(in))
+	start := len(dict)
+	for i := start; i < len(data); {
 		n, tok, dist := 0, byte(0), 0
 		n, tok = t.tokenAt(data[i:])
 		if n == 0 && i+4 <= len(data) {
@@ -167,15 +173,16 @@ func packHash(b []byte) uint32 {
 	return v * 2654435761 >> (32 - packHashBits)
 }
 
-// unpack returns the data that pack packed to p, in a slice of its own.
-func (t *packTable) unpack(p string) json.RawMessage {
+// unpack returns the data that pack packed to p with dict, in a slice of its own.
+func (t *packTable) unpack(dict, p string) json.RawMessage {
 	if p == "" {
 		return nil
 	}
 	if p[0] == packVerbatim {
 		return json.RawMessage(p[1:])
 	}
-	out := make(json.RawMessage, 0, 3*len(p))
+	out := make(json.RawMessage, 0, len(dict)+3*len(p))
+	out = append(out, dict...)
 	start := 0
 	for i := 0; i < len(p); i++ {
 		if !packMark(p[i]) {
@@ -194,5 +201,5 @@ func (t *packTable) unpack(p string) json.RawMessage {
 		}
 		start = i + 1
 	}
-	return append(out, p[start:]...)
+	return append(out, p[start:]...)[len(dict):]
 }

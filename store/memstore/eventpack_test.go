@@ -2,10 +2,16 @@ package memstore
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Packing gives back every input exactly, and keeps a user as the SCIM API renders it in well
@@ -36,28 +42,65 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := pt.pack(json.RawMessage(c.data))
-			got := pt.unpack(p)
+			p := pt.pack("", json.RawMessage(c.data))
+			got := pt.unpack("", p)
 			assert.Equal(t, c.data, string(got))
 			if c.data == "" {
 				assert.Nil(t, got)
 			}
 		})
 	}
-	p := pt.pack(json.RawMessage(user))
+	p := pt.pack("", json.RawMessage(user))
 	t.Logf("a user of %d bytes is packed in %d: %q", len(user), len(p), p)
 	assert.Less(t, len(p), len(user)*35/100)
+	// Its id, given as the dictionary, is a reference wherever the data has it.
+	withID := pt.pack("user_01m8axv8zfq1zncta08sgjqqm6", json.RawMessage(user))
+	assert.Less(t, len(withID), len(p)-20)
+	assert.Equal(t, user, string(pt.unpack("user_01m8axv8zfq1zncta08sgjqqm6", withID)))
 }
 
 func FuzzPack(f *testing.F) {
 	pt := newPackTable()
 	for _, s := range packTokens {
-		f.Add(s + "x" + s)
+		f.Add("", s+"x"+s)
 	}
-	f.Add("\x1f\x01")
-	f.Fuzz(func(t *testing.T, s string) {
-		if got := string(pt.unpack(pt.pack(json.RawMessage(s)))); got != s {
-			t.Fatalf("pack(%q) unpacks to %q", s, got)
+	f.Add("", "\x1f\x01")
+	f.Add("user_1", `{"id":"user_1","location":"https://x/Users/user_1"}`)
+	f.Add("\x01\x1e", "ab\x01\x1e")
+	f.Fuzz(func(t *testing.T, dict, s string) {
+		if got := string(pt.unpack(dict, pt.pack(dict, json.RawMessage(s)))); got != s {
+			t.Fatalf("pack(%q, %q) unpacks to %q", dict, s, got)
 		}
 	})
+}
+
+// TestLogEntryRoundTrip records events of visid's types and of a host's own, with subject ids
+// short and long, and checks that each comes back as it was, from an entry of 56 bytes.
+func TestLogEntryRoundTrip(t *testing.T) {
+	if n := unsafe.Sizeof(logEntry{}); n != 56 {
+		t.Errorf("a log entry takes %d bytes, want 56", n)
+	}
+	pt := newPackTable()
+	when := time.Date(2026, 11, 26, 7, 0, 0, 123456789, time.UTC)
+	events := []store.Event{
+		{Type: store.EventUserCreated, Actor: "key_1", SubjectKind: store.SubjectUser, SubjectID: "u1", Data: json.RawMessage(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"id":"u1"}`)},
+		{Type: "host.custom", Actor: "app", SubjectKind: store.SubjectGroup, SubjectID: strings.Repeat("g", 300), Data: json.RawMessage(`null`)},
+		{Type: store.EventTenantUpdated, Actor: "cli", SubjectKind: "host-kind", SubjectID: "t", Data: json.RawMessage("{\"a\":\"\x01\"}")},
+		{Type: "x", Actor: "a", SubjectKind: "y", SubjectID: "\x00é", Data: nil},
+	}
+	for i := range events {
+		events[i].Time = when
+	}
+	var l eventLog
+	l.add(pt, events)
+	for i, want := range events {
+		got := l.entries[i].event(pt, "acme")
+		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("event %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	if l.entries[0].typ == 0 || l.entries[0].kind == 0 || l.entries[1].typ != 0 || l.entries[2].kind != 0 {
+		t.Error("visid's own names are not kept by index, or a host's are")
+	}
 }

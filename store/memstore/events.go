@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sort"
 	"time"
@@ -17,19 +18,48 @@ type eventLog struct {
 	entries []logEntry
 }
 
-// logEntry is what the log keeps of an event: the least that gives it back. The tenant is the
-// log's, the cursor is made from the sequence number, the time is kept as Unix seconds and
-// nanoseconds in UTC, and the data is packed (see packTable): a user's event costs about 340
-// bytes of memory (the entry, its data and its subject id).
+// logEntry is what the log keeps of an event: the least that gives it back, in 56 bytes and
+// one string. The tenant is the log's, the cursor is made from the sequence number, the time is
+// kept as Unix seconds and nanoseconds in UTC, the type and subject kind as their index in
+// logNames, and the rest in blob (see entryBlob): a user's event costs about 250 bytes of
+// memory (the entry and its blob).
 type logEntry struct {
-	seq     int64
-	sec     int64
-	nsec    int32
-	typ     store.EventType
-	actor   string
-	kind    string
-	subject string
-	data    string // packed
+	seq   int64
+	sec   int64
+	nsec  int32
+	typ   uint8 // 1 + index in logNames; 0: the type is the blob's first string
+	kind  uint8 // 1 + index in logNames; 0: the subject kind is the blob's next string
+	actor string
+	blob  string
+}
+
+// logNames are the event types and subject kinds visid records, which an entry names by index;
+// any other (an event a host appended) is kept in the entry's blob.
+var logNames = func() []string {
+	names := []string{store.SubjectUser, store.SubjectGroup, store.SubjectClient, store.SubjectAPIKey, store.SubjectTenant}
+	for _, t := range []store.EventType{
+		store.EventUserCreated, store.EventUserUpdated, store.EventUserDeactivated,
+		store.EventUserReactivated, store.EventUserDeleted, store.EventGroupCreated,
+		store.EventGroupUpdated, store.EventGroupDeleted, store.EventGroupMemberAdded,
+		store.EventGroupMemberRemoved, store.EventSecondFactorSucceeded, store.EventSecondFactorFailed,
+		store.EventSecondFactorLocked, store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted,
+		store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated,
+		store.EventClientDeleted, store.EventAPIKeyCreated, store.EventAPIKeyRevoked,
+		store.EventTenantUpdated,
+	} {
+		names = append(names, string(t))
+	}
+	return names
+}()
+
+// logName returns 1 + the index of name in logNames, or 0 when it is not there.
+func logName(name string) uint8 {
+	for i, n := range logNames {
+		if n == name {
+			return uint8(i + 1)
+		}
+	}
+	return 0
 }
 
 // commit appends the events p collected to t's log; the caller holds t's write lock and has
@@ -42,21 +72,60 @@ func commit(p *changes.Pending, t *tenantData) {
 func (l *eventLog) add(pt *packTable, events []store.Event) {
 	for _, e := range events {
 		l.last++
-		l.entries = append(l.entries, logEntry{
+		x := logEntry{
 			seq: l.last, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()),
-			typ: e.Type, actor: e.Actor, kind: e.SubjectKind, subject: e.SubjectID,
-			data: pt.pack(e.Data),
-		})
+			typ: logName(string(e.Type)), kind: logName(e.SubjectKind), actor: e.Actor,
+		}
+		x.blob = entryBlob(x.typ, x.kind, e, pt)
+		l.entries = append(l.entries, x)
 	}
+}
+
+// entryBlob is the one string an entry keeps of e's variable part: the type and subject kind
+// when logNames lacks them (typ or kind 0), then the subject id, each after its length as a
+// uvarint, then e's data packed with the subject id as its dictionary.
+func entryBlob(typ, kind uint8, e store.Event, pt *packTable) string {
+	packed := pt.pack(e.SubjectID, e.Data)
+	buf := make([]byte, 0, 3*binary.MaxVarintLen64+len(e.Type)+len(e.SubjectKind)+len(e.SubjectID)+len(packed))
+	if typ == 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(e.Type)))
+		buf = append(buf, e.Type...)
+	}
+	if kind == 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(e.SubjectKind)))
+		buf = append(buf, e.SubjectKind...)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(e.SubjectID)))
+	buf = append(buf, e.SubjectID...)
+	return string(append(buf, packed...))
 }
 
 // event returns the event of entry x of tenant's log.
 func (x *logEntry) event(pt *packTable, tenant string) store.Event {
+	rest := x.blob
+	next := func() string {
+		n, w := binary.Uvarint([]byte(rest[:min(len(rest), binary.MaxVarintLen64)]))
+		s := rest[w : w+int(n)]
+		rest = rest[w+int(n):]
+		return s
+	}
+	var typ, kind string
+	if x.typ == 0 {
+		typ = next()
+	} else {
+		typ = logNames[x.typ-1]
+	}
+	if x.kind == 0 {
+		kind = next()
+	} else {
+		kind = logNames[x.kind-1]
+	}
+	subject := next()
 	return store.Event{
-		Cursor: changes.FormatCursor(x.seq), Tenant: tenant, Type: x.typ,
+		Cursor: changes.FormatCursor(x.seq), Tenant: tenant, Type: store.EventType(typ),
 		Time:  time.Unix(x.sec, int64(x.nsec)).UTC(),
-		Actor: x.actor, SubjectKind: x.kind, SubjectID: x.subject,
-		Data: pt.unpack(x.data),
+		Actor: x.actor, SubjectKind: kind, SubjectID: subject,
+		Data: pt.unpack(subject, rest),
 	}
 }
 
