@@ -377,8 +377,16 @@ func TestBulkServiceProviderConfig(t *testing.T) {
 
 // TestBulkRateLimit: each operation counts as a request. A bulk request of more operations
 // than the key has requests left is refused with 429 and Retry-After before anything is done,
-// and takes nothing from the quota but the one request it is.
+// and takes nothing from the quota but the one request it is. It runs with the default request
+// deadline and with none: the key id the bulk operations are limited by rides in the
+// deadline's context, or in a context of its own.
 func TestBulkRateLimit(t *testing.T) {
+	for _, timeout := range []time.Duration{0, -1} {
+		t.Run(fmt.Sprintf("timeout=%v", timeout), func(t *testing.T) { testBulkRateLimit(t, timeout) })
+	}
+}
+
+func testBulkRateLimit(t *testing.T, timeout time.Duration) {
 	var c *clock
 	e := newEnv(t, func(cfg *scimsvc.Config) {
 		lim, err := ratelimit.NewMemory(ratelimit.MemoryConfig{
@@ -387,6 +395,7 @@ func TestBulkRateLimit(t *testing.T) {
 		})
 		require.NoError(t, err)
 		cfg.RateLimiter = lim
+		cfg.RequestTimeout = timeout
 	})
 	c = e.clock
 	users := func(from, n int) string {

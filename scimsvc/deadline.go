@@ -21,6 +21,21 @@ type deadlineCtx struct {
 	mu       sync.Mutex
 	armed    atomic.Pointer[armedDeadline] // set by Done
 	released atomic.Bool                   // the request has ended
+	// keyID is the id of the request's API key, which Value gives for keyIDContext once the
+	// key is known: the request's context carries it without a context of its own.
+	keyID atomic.Pointer[string]
+}
+
+// setKeyID makes id the value of keyIDContext.
+func (c *deadlineCtx) setKeyID(id string) { c.keyID.Store(&id) }
+
+func (c *deadlineCtx) Value(key any) any {
+	if _, ok := key.(keyIDContext); ok {
+		if id := c.keyID.Load(); id != nil {
+			return *id
+		}
+	}
+	return c.Context.Value(key)
 }
 
 // armedDeadline is the context.WithDeadline that Done returns the channel of.

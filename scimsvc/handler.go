@@ -25,10 +25,11 @@ const contentType = "application/scim+json"
 // context's Done channel.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
+	var lazy *deadlineCtx
 	if h.timeout > 0 {
 		ctx, release := withLazyDeadline(r.Context(), h.timeout)
 		defer release()
-		r = r.WithContext(ctx)
+		r, lazy = r.WithContext(ctx), ctx
 	}
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	ctx := r.Context()
@@ -82,11 +83,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
+	if lazy != nil {
+		lazy.setKeyID(k.ID) // saves a context and a copy of the request on every request
+	} else {
+		ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
+	}
 	if h.cfg.Events != nil {
 		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: h.eventData(tenant)})
 	}
-	h.mux.ServeHTTP(w, r.WithContext(ctx))
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	h.mux.ServeHTTP(w, r)
 }
 
 // eventData returns the Change.Render of tenant's writes: a user or group as a GET of it
