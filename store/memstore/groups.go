@@ -93,8 +93,8 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 		t.groups.push(rec)
 		t.groupByID[g.ID] = rec
 		t.claimUnique('g', rec, nil, rec.g.Unique)
-		addTo(t.groupByName, schema.Fold(g.DisplayName), rec)
-		addTo(t.groupByExtID, g.ExternalID, rec)
+		t.groupByName.add(schema.Fold(g.DisplayName), rec)
+		t.groupByExtID.add(g.ExternalID, rec)
 		t.setMembers(rec, members)
 		commit(p, t)
 		return nil
@@ -136,15 +136,15 @@ func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
 	if err := t.checkUnique('g', rec, work.Unique); err != nil {
 		return err
 	}
-	removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
-	removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+	t.groupByName.remove(schema.Fold(rec.g.DisplayName), rec)
+	t.groupByExtID.remove(rec.g.ExternalID, rec)
 	t.claimUnique('g', rec, rec.g.Unique, work.Unique)
 	rec.g = *work
 	rec.g.Members = nil
 	rec.g.Extensions = work.Extensions.Clone()
 	rec.g.Unique = cloneUnique(work.Unique)
-	addTo(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
-	addTo(t.groupByExtID, rec.g.ExternalID, rec)
+	t.groupByName.add(schema.Fold(rec.g.DisplayName), rec)
+	t.groupByExtID.add(rec.g.ExternalID, rec)
 	t.setMembers(rec, members)
 	return nil
 }
@@ -224,10 +224,10 @@ func (gs *Groups) Patch(ctx context.Context, tenant, id string, gp store.GroupPa
 			}
 		}
 		if attrsChanged {
-			removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
-			removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
-			addTo(t.groupByName, schema.Fold(work.DisplayName), rec)
-			addTo(t.groupByExtID, work.ExternalID, rec)
+			t.groupByName.remove(schema.Fold(rec.g.DisplayName), rec)
+			t.groupByExtID.remove(rec.g.ExternalID, rec)
+			t.groupByName.add(schema.Fold(work.DisplayName), rec)
+			t.groupByExtID.add(work.ExternalID, rec)
 		}
 		t.claimUnique('g', rec, rec.g.Unique, work.Unique)
 		rec.g = work
@@ -292,8 +292,8 @@ func (gs *Groups) delete(ctx context.Context, tenant, id string, check func(*gro
 		defer commit(p, t)
 		t.setMembers(rec, nil)
 		delete(t.groupByID, id)
-		removeFrom(t.groupByName, schema.Fold(rec.g.DisplayName), rec)
-		removeFrom(t.groupByExtID, rec.g.ExternalID, rec)
+		t.groupByName.remove(schema.Fold(rec.g.DisplayName), rec)
+		t.groupByExtID.remove(rec.g.ExternalID, rec)
 		t.claimUnique('g', rec, rec.g.Unique, nil)
 		t.groups.remove(rec.pos)
 		return nil
@@ -429,9 +429,9 @@ func (t *tenantData) groupIndex(c *filter.Compare) ([]*groupRec, bool) {
 	case "id":
 		return one(t.groupByID[c.Value.Str]), true
 	case "displayName":
-		return t.groupByName[c.Key()], true
+		return t.groupByName.get(c.Key()), true
 	case "externalId":
-		return t.groupByExtID[c.Value.Str], true
+		return t.groupByExtID.get(c.Value.Str), true
 	case "members":
 		if c.Sub == nil || c.Sub.Name != "value" {
 			return nil, false

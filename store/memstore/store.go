@@ -36,13 +36,13 @@ type tenantData struct {
 
 	users        seq[*userRec]
 	userByID     map[string]*userRec
-	userByName   map[string]*userRec   // schema.Fold(userName)
-	userByExtID  map[string][]*userRec // externalId (caseExact)
-	userByEmail  map[string][]*userRec // schema.Fold(emails.value), each user once per key
+	userByName   map[string]*userRec  // schema.Fold(userName)
+	userByExtID  multiIndex[*userRec] // externalId (caseExact)
+	userByEmail  multiIndex[*userRec] // schema.Fold(emails.value), each user once per key
 	groups       seq[*groupRec]
 	groupByID    map[string]*groupRec
-	groupByName  map[string][]*groupRec // schema.Fold(displayName)
-	groupByExtID map[string][]*groupRec
+	groupByName  multiIndex[*groupRec] // schema.Fold(displayName)
+	groupByExtID multiIndex[*groupRec]
 	unique       map[uniqueKey]any // the holder (*userRec or *groupRec) of each store.UniqueValue
 	clients      seq[*clientRec]
 	clientByID   map[string]*clientRec
@@ -154,11 +154,11 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		info:         t,
 		userByID:     map[string]*userRec{},
 		userByName:   map[string]*userRec{},
-		userByExtID:  map[string][]*userRec{},
-		userByEmail:  map[string][]*userRec{},
+		userByExtID:  newMultiIndex[*userRec](),
+		userByEmail:  newMultiIndex[*userRec](),
 		groupByID:    map[string]*groupRec{},
-		groupByName:  map[string][]*groupRec{},
-		groupByExtID: map[string][]*groupRec{},
+		groupByName:  newMultiIndex[*groupRec](),
+		groupByExtID: newMultiIndex[*groupRec](),
 		clientByID:   map[string]*clientRec{},
 	}
 	return nil
@@ -364,23 +364,59 @@ func update[R, T any](s *Store, ctx context.Context, tenant, id string, find fun
 	return out, err
 }
 
-// addTo and removeFrom maintain the indexes that map one key to several records.
-func addTo[T comparable](m map[string][]T, key string, x T) {
-	if key != "" {
-		m[key] = append(m[key], x)
+// multiIndex maps a key to the records that hold it, in the order they were added. Most keys
+// name one record, kept in one without a slice of its own; the keys that several records share
+// are in more.
+type multiIndex[T comparable] struct {
+	one  map[string]T
+	more map[string][]T
+}
+
+func newMultiIndex[T comparable]() multiIndex[T] {
+	return multiIndex[T]{one: map[string]T{}, more: map[string][]T{}}
+}
+
+// add records that x holds key; the empty key is not indexed.
+func (m multiIndex[T]) add(key string, x T) {
+	if key == "" {
+		return
+	}
+	if list, ok := m.more[key]; ok {
+		m.more[key] = append(list, x)
+	} else if y, ok := m.one[key]; ok {
+		delete(m.one, key)
+		m.more[key] = []T{y, x}
+	} else {
+		m.one[key] = x
 	}
 }
 
-func removeFrom[T comparable](m map[string][]T, key string, x T) {
-	list := m[key]
+// remove records that x no longer holds key.
+func (m multiIndex[T]) remove(key string, x T) {
+	if y, ok := m.one[key]; ok {
+		if y == x {
+			delete(m.one, key)
+		}
+		return
+	}
+	list := m.more[key]
 	if i := slices.Index(list, x); i >= 0 {
 		list = slices.Delete(list, i, i+1)
-		if len(list) == 0 {
-			delete(m, key)
+		if len(list) == 1 {
+			delete(m.more, key)
+			m.one[key] = list[0]
 		} else {
-			m[key] = list
+			m.more[key] = list
 		}
 	}
+}
+
+// get returns the records that hold key.
+func (m multiIndex[T]) get(key string) []T {
+	if x, ok := m.one[key]; ok {
+		return []T{x}
+	}
+	return m.more[key]
 }
 
 // userNameKey is the index key of a userName.

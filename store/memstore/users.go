@@ -146,9 +146,9 @@ func (r *userRec) sameKeys(u *store.User) bool {
 func (t *tenantData) index(rec *userRec) {
 	t.userByID[rec.id()] = rec
 	t.userByName[userNameKey(rec.userName())] = rec
-	addTo(t.userByExtID, rec.externalID(), rec)
+	t.userByExtID.add(rec.externalID(), rec)
 	for _, key := range rec.emailKeys() {
-		addTo(t.userByEmail, key, rec)
+		t.userByEmail.add(key, rec)
 	}
 	t.claimUnique('u', rec, nil, rec.unique)
 }
@@ -156,10 +156,10 @@ func (t *tenantData) index(rec *userRec) {
 func (t *tenantData) unindex(rec *userRec) {
 	delete(t.userByID, rec.id())
 	delete(t.userByName, userNameKey(rec.userName()))
-	removeFrom(t.userByExtID, rec.externalID(), rec)
+	t.userByExtID.remove(rec.externalID(), rec)
 	t.claimUnique('u', rec, rec.unique, nil)
 	for _, key := range rec.emailKeys() {
-		removeFrom(t.userByEmail, key, rec)
+		t.userByEmail.remove(key, rec)
 	}
 }
 
@@ -280,10 +280,10 @@ func (t *tenantData) userIndex(c *filter.Compare) ([]*userRec, bool) {
 	case "userName":
 		return one(t.userByName[c.Key()]), true
 	case "externalId":
-		return t.userByExtID[c.Value.Str], true
+		return t.userByExtID.get(c.Value.Str), true
 	case "emails":
 		if c.Sub != nil && c.Sub.Name == "value" {
-			return t.userByEmail[c.Key()], true
+			return t.userByEmail.get(c.Key()), true
 		}
 	}
 	return nil, false
