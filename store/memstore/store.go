@@ -347,7 +347,7 @@ func update[R, T any](s *Store, ctx context.Context, tenant, id string, find fun
 		if err := apply(t, rec, work); err != nil {
 			return err
 		}
-		out = new(T)
+		out = work // what the function left is no longer needed: it becomes what was stored
 		fill(rec, out)
 		if p != nil {
 			if err := events(p, before, out); err != nil {

@@ -53,23 +53,24 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		u.ID = store.NewID("user")
 	}
 	stamp.Create(&u.Meta, stamp.Now())
-	var out *store.User
+	// out holds u until it is stored, then the stored user: one copy of u on the heap.
+	out := new(store.User)
+	*out = u
 	p := changes.New(ctx, tenant)
 	err := us.s.write(ctx, tenant, func(t *tenantData) error {
-		if _, dup := t.userByID[u.ID]; dup {
-			return fmt.Errorf("user id %q: %w", u.ID, store.ErrConflict)
+		if _, dup := t.userByID[out.ID]; dup {
+			return fmt.Errorf("user id %q: %w", out.ID, store.ErrConflict)
 		}
-		key := userNameKey(u.UserName)
+		key := userNameKey(out.UserName)
 		if _, dup := t.userByName[key]; dup {
-			return fmt.Errorf("userName %q: %w", u.UserName, store.ErrConflict)
+			return fmt.Errorf("userName %q: %w", out.UserName, store.ErrConflict)
 		}
-		if err := t.checkUnique('u', nil, u.Unique); err != nil {
+		if err := t.checkUnique('u', nil, out.Unique); err != nil {
 			return err
 		}
-		rec := &userRec{row: encode(&u), version: u.Meta.Version, ext: u.Extensions.Clone(), unique: cloneUnique(u.Unique)}
-		out = new(store.User)
+		rec := &userRec{row: encode(out), version: out.Meta.Version, ext: out.Extensions.Clone(), unique: cloneUnique(out.Unique)}
 		rec.fill(out)
-		if err := p.Add(store.EventUserCreated, store.SubjectUser, u.ID, out); err != nil {
+		if err := p.Add(store.EventUserCreated, store.SubjectUser, out.ID, out); err != nil {
 			return err
 		}
 		t.users.push(rec)
@@ -77,7 +78,10 @@ func (us *Users) Create(ctx context.Context, tenant string, u store.User) (*stor
 		commit(p, t)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Get implements store.Users.
