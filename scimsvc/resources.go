@@ -48,11 +48,12 @@ type resources[T any, P interface {
 	extended func(*T) bool
 	// getWithoutMembers, set for groups, reads a resource without its members.
 	getWithoutMembers func(ctx context.Context, tenant, id string) (*T, error)
+	unique            bool // hasUniqueAttribute(rt)
 }
 
 func (h *handler) userKind() *resources[store.User, *store.User] {
 	return &resources[store.User, *store.User]{
-		h: h, rt: h.userRT, store: h.cfg.Users,
+		h: h, rt: h.userRT, store: h.cfg.Users, unique: hasUniqueAttribute(h.userRT),
 		fromTree: func(t object) store.User {
 			u := userFromTree(t)
 			u.Extensions = extensionsFromTree(h.userRT, t)
@@ -66,7 +67,7 @@ func (h *handler) userKind() *resources[store.User, *store.User] {
 
 func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 	return &resources[store.Group, *store.Group]{
-		h: h, rt: h.groupRT, store: h.cfg.Groups,
+		h: h, rt: h.groupRT, store: h.cfg.Groups, unique: hasUniqueAttribute(h.groupRT),
 		fromTree: func(t object) store.Group {
 			g := groupFromTree(t)
 			g.Extensions = extensionsFromTree(h.groupRT, t)
@@ -81,8 +82,12 @@ func (h *handler) groupKind() *resources[store.Group, *store.Group] {
 
 // hasUnique reports whether the resource type has a host-defined attribute whose uniqueness is
 // "server".
-func (k *resources[T, P]) hasUnique() bool {
-	for a := range k.rt.Attributes {
+func (k *resources[T, P]) hasUnique() bool { return k.unique }
+
+// hasUniqueAttribute reports whether rt has a host-defined attribute whose uniqueness is
+// "server".
+func hasUniqueAttribute(rt *schema.ResourceType) bool {
+	for a := range rt.Attributes {
 		if schema.HostDefined(a) && a.Uniqueness == schema.ServerUnique {
 			return true
 		}
@@ -168,10 +173,12 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 		k.h.writeError(w, r, err)
 		return
 	}
-	if vals := uniqueValues(k.rt, P(&v)); vals != nil {
-		if err := k.checkUnique(r.Context(), tenant, "", vals); err != nil {
-			k.h.writeError(w, r, err)
-			return
+	if k.hasUnique() {
+		if vals := uniqueValues(k.rt, P(&v)); vals != nil {
+			if err := k.checkUnique(r.Context(), tenant, "", vals); err != nil {
+				k.h.writeError(w, r, err)
+				return
+			}
 		}
 	}
 	stored, err := k.store.Create(r.Context(), tenant, v)
