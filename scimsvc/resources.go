@@ -186,11 +186,9 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 		k.h.writeError(w, r, err)
 		return
 	}
-	if vals := uniqueValues(k.rt, P(&v)); vals != nil {
-		if err := k.checkUnique(r.Context(), tenant, "", vals); err != nil {
-			k.h.writeError(w, r, err)
-			return
-		}
+	if err := k.checkUniqueNew(r.Context(), tenant, P(&v)); err != nil {
+		k.h.writeError(w, r, err)
+		return
 	}
 	stored, err := k.store.Create(r.Context(), tenant, v)
 	if err != nil {
@@ -200,6 +198,19 @@ func (k *resources[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	id, _ := k.common(stored)
 	w.Header().Set("Location", k.location(tenant, *id))
 	k.respond(w, r, http.StatusCreated, stored)
+}
+
+// checkUniqueNew reports a value of a new resource v that must be unique and another resource of
+// the tenant has. Only host-defined attributes are checked (uniqueValues), so without them
+// nothing is walked.
+func (k *resources[T, P]) checkUniqueNew(ctx context.Context, tenant string, v P) error {
+	if !hostDefined(k.rt) {
+		return nil
+	}
+	if vals := uniqueValues(k.rt, v); vals != nil {
+		return k.checkUnique(ctx, tenant, "", vals)
+	}
+	return nil
 }
 
 // get answers 304 Not Modified, without a body, when If-None-Match names the resource's
@@ -420,7 +431,10 @@ func tooManyValues(a *schema.Attribute, n, limit int) error {
 // than Config allows and, when res replaces before (nil for a new resource), more than it held
 // there.
 func (h *handler) checkSizes(rt *schema.ResourceType, res, before filter.Resource) error {
-	for _, a := range multiValued(rt) {
+	for a := range rt.Attributes {
+		if !a.MultiValued {
+			continue
+		}
 		limit := h.limits.of(rt, a)
 		if limit <= 0 || !writable(a) {
 			continue
