@@ -24,7 +24,7 @@ func decodeUser(body []byte) (u store.User, ok bool) {
 	d := userDecoder{b: body}
 	u.Active = true // an absent active means true, as userFromTree has it
 	d.space()
-	if !d.object(func(key []byte, seen *uint64) bool { return d.userMember(&u, key, seen) }) {
+	if !d.object(func(k []byte) (uint, bool) { return d.userMember(&u, k) }) {
 		return store.User{}, false
 	}
 	d.space()
@@ -40,9 +40,9 @@ type userDecoder struct {
 	i int
 }
 
-// userMember decodes the value of the top-level member key into u; seen holds a bit for each
-// member name met so far in the object.
-func (d *userDecoder) userMember(u *store.User, key []byte, seen *uint64) bool {
+// userMember decodes the value of the top-level member key into u, and returns the bit that
+// stands for key among the names of the object.
+func (d *userDecoder) userMember(u *store.User, key []byte) (uint, bool) {
 	var (
 		bit uint
 		ok  bool
@@ -83,7 +83,7 @@ func (d *userDecoder) userMember(u *store.User, key []byte, seen *uint64) bool {
 	case "groups":
 		bit, ok = 15, d.array(func() bool { return d.skipObject(groupRefMember) })
 	case "name":
-		bit, ok = 16, d.object(func(k []byte, seen *uint64) bool { return d.nameMember(&u.Name, k, seen) })
+		bit, ok = 16, d.object(func(k []byte) (uint, bool) { return d.nameMember(&u.Name, k) })
 	case "emails":
 		bit, ok = 17, d.multiValues(&u.Emails)
 	case "phoneNumbers":
@@ -99,11 +99,11 @@ func (d *userDecoder) userMember(u *store.User, key []byte, seen *uint64) bool {
 	case "addresses":
 		bit, ok = 23, d.addresses(&u.Addresses)
 	case schema.EnterpriseUserURN:
-		bit, ok = 24, d.object(func(k []byte, seen *uint64) bool { return d.enterpriseMember(&u.Enterprise, k, seen) })
+		bit, ok = 24, d.object(func(k []byte) (uint, bool) { return d.enterpriseMember(&u.Enterprise, k) })
 	default:
-		return false
+		return 0, false
 	}
-	return ok && claimBit(seen, bit)
+	return bit, ok
 }
 
 // claimBit sets bit in seen, and reports whether it was clear: a member name met twice in one
@@ -117,7 +117,7 @@ func claimBit(seen *uint64, bit uint) bool {
 }
 
 // nameMember decodes the member key of name.
-func (d *userDecoder) nameMember(n *store.Name, key []byte, seen *uint64) bool {
+func (d *userDecoder) nameMember(n *store.Name, key []byte) (uint, bool) {
 	var (
 		bit uint
 		ok  bool
@@ -136,13 +136,13 @@ func (d *userDecoder) nameMember(n *store.Name, key []byte, seen *uint64) bool {
 	case "honorificSuffix":
 		bit, ok = d.str(5, &n.HonorificSuffix)
 	default:
-		return false
+		return 0, false
 	}
-	return ok && claimBit(seen, bit)
+	return bit, ok
 }
 
 // enterpriseMember decodes the member key of the enterprise extension's object.
-func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte, seen *uint64) bool {
+func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte) (uint, bool) {
 	var (
 		bit uint
 		ok  bool
@@ -161,9 +161,9 @@ func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte, seen
 	case "manager":
 		bit, ok = 5, d.manager(&e.Manager)
 	default:
-		return false
+		return 0, false
 	}
-	return ok && claimBit(seen, bit)
+	return bit, ok
 }
 
 // manager decodes the manager: an object, null, or a bare string standing for its value.
@@ -172,7 +172,7 @@ func (d *userDecoder) manager(m *store.Manager) bool {
 		_, ok := d.str(0, &m.Value)
 		return ok
 	}
-	return d.object(func(key []byte, seen *uint64) bool {
+	return d.object(func(key []byte) (uint, bool) {
 		var (
 			bit uint
 			ok  bool
@@ -185,9 +185,9 @@ func (d *userDecoder) manager(m *store.Manager) bool {
 		case "displayName": // read-only
 			bit, ok = 2, d.skipString()
 		default:
-			return false
+			return 0, false
 		}
-		return ok && claimBit(seen, bit)
+		return bit, ok
 	})
 }
 
@@ -199,7 +199,7 @@ func (d *userDecoder) multiValues(out *[]store.MultiValue) bool {
 	primary := -1
 	ok := d.array(func() bool {
 		var v store.MultiValue
-		ok := d.object(func(key []byte, seen *uint64) bool {
+		ok := d.object(func(key []byte) (uint, bool) {
 			var (
 				bit uint
 				ok  bool
@@ -215,9 +215,9 @@ func (d *userDecoder) multiValues(out *[]store.MultiValue) bool {
 				bit = 3
 				v.Primary, _, ok = d.boolean()
 			default:
-				return false
+				return 0, false
 			}
-			return ok && claimBit(seen, bit)
+			return bit, ok
 		})
 		if v.Primary {
 			primary = len(*out)
@@ -236,7 +236,7 @@ func (d *userDecoder) addresses(out *[]store.Address) bool {
 	primary := -1
 	ok := d.array(func() bool {
 		var a store.Address
-		ok := d.object(func(key []byte, seen *uint64) bool {
+		ok := d.object(func(key []byte) (uint, bool) {
 			var (
 				bit uint
 				ok  bool
@@ -260,9 +260,9 @@ func (d *userDecoder) addresses(out *[]store.Address) bool {
 				bit = 7
 				a.Primary, _, ok = d.boolean()
 			default:
-				return false
+				return 0, false
 			}
-			return ok && claimBit(seen, bit)
+			return bit, ok
 		})
 		if a.Primary {
 			primary = len(*out)
@@ -312,9 +312,9 @@ func groupRefMember(key []byte) (bit uint, ok bool) {
 // skipObject reads an object, or null, whose members are named by member and are strings or
 // null, and keeps nothing of it.
 func (d *userDecoder) skipObject(member func(key []byte) (uint, bool)) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
+	return d.object(func(key []byte) (uint, bool) {
 		bit, ok := member(key)
-		return ok && d.skipString() && claimBit(seen, bit)
+		return bit, ok && d.skipString()
 	})
 }
 
@@ -324,8 +324,9 @@ func (d *userDecoder) stringArray() bool {
 }
 
 // object reads an object, or null, calling member for the name of each member with the
-// offset at its value; member reads the value and the white space before it.
-func (d *userDecoder) object(member func(key []byte, seen *uint64) bool) bool {
+// offset at its value; member reads the value and the white space before it, and returns a bit
+// (below 64) that stands for the name, so that a name met twice is refused.
+func (d *userDecoder) object(member func(key []byte) (bit uint, ok bool)) bool {
 	if d.null() {
 		return true
 	}
@@ -338,7 +339,10 @@ func (d *userDecoder) object(member func(key []byte, seen *uint64) bool) bool {
 	}
 	for {
 		key, ok := d.key()
-		if !ok || !member(key, &seen) {
+		if !ok {
+			return false
+		}
+		if bit, ok := member(key); !ok || !claimBit(&seen, bit) {
 			return false
 		}
 		d.space()
@@ -438,8 +442,7 @@ func (d *userDecoder) boolean() (b, set, ok bool) {
 		return false, false, false
 	}
 	switch {
-	case len(raw) == 4 && string(raw) == "true",
-		asciiEqualFold(raw, "true"):
+	case asciiEqualFold(raw, "true"):
 		return true, true, true
 	case asciiEqualFold(raw, "false"):
 		return false, true, true
