@@ -21,7 +21,7 @@ import (
 // the caller then runs the generic path on the same bytes, which gives the answer (proved by
 // FuzzTypedUserDecode).
 func decodeUser(body []byte) (u store.User, ok bool) {
-	d := userDecoder{b: body}
+	d := userDecoder{treeParser{b: body}}
 	u.Active = true // an absent active means true, as userFromTree has it
 	d.space()
 	if !d.object(func(k []byte) (uint, bool) { return d.userMember(&u, k) }) {
@@ -36,8 +36,7 @@ func decodeUser(body []byte) (u store.User, ok bool) {
 
 // userDecoder is the state of decodeUser: the body and the offset of the next byte to read.
 type userDecoder struct {
-	b []byte
-	i int
+	treeParser // for space and literal
 }
 
 // userMember decodes the value of the top-level member key into u, and returns the bit that
@@ -191,89 +190,82 @@ func (d *userDecoder) manager(m *store.Manager) bool {
 	})
 }
 
-// multiValues decodes an array of values of emails, phoneNumbers, ims, photos, entitlements
-// or roles, or null. Of the values marked primary only the last stays so (onePrimary); an
-// empty array leaves *out nil. A null or empty value is kept as a zero value, as the generic
-// path keeps it (coerce appends coerceComplex's nil object as a value).
-func (d *userDecoder) multiValues(out *[]store.MultiValue) bool {
-	primary := -1
+// values decodes an array of values of a multi-valued complex attribute, or null, into *out:
+// member decodes the member key of one value, and primary points at a value's primary. Of the
+// values marked primary only the last stays so (onePrimary); an empty array leaves *out nil. A
+// null or empty value is kept as a zero value, as the generic path keeps it (coerce appends
+// coerceComplex's nil object as a value).
+func values[V any](d *userDecoder, out *[]V, member func(v *V, key []byte) (uint, bool), primary func(v *V) *bool) bool {
+	last := -1
 	ok := d.array(func() bool {
-		var v store.MultiValue
-		ok := d.object(func(key []byte) (uint, bool) {
-			var (
-				bit uint
-				ok  bool
-			)
-			switch string(key) {
-			case "value":
-				bit, ok = d.str(0, &v.Value)
-			case "display":
-				bit, ok = d.str(1, &v.Display)
-			case "type":
-				bit, ok = d.str(2, &v.Type)
-			case "primary":
-				bit = 3
-				v.Primary, _, ok = d.boolean()
-			default:
-				return 0, false
-			}
-			return bit, ok
-		})
-		if v.Primary {
-			primary = len(*out)
+		var zero V
+		*out = append(*out, zero)
+		v := &(*out)[len(*out)-1] // decoded in place: no append happens meanwhile
+		ok := d.object(func(key []byte) (uint, bool) { return member(v, key) })
+		if *primary(v) {
+			last = len(*out) - 1
 		}
-		*out = append(*out, v)
 		return ok
 	})
 	for i := range *out {
-		(*out)[i].Primary = i == primary
+		*primary(&(*out)[i]) = i == last
 	}
 	return ok
 }
 
-// addresses decodes an array of addresses, or null, as multiValues does other values.
-func (d *userDecoder) addresses(out *[]store.Address) bool {
-	primary := -1
-	ok := d.array(func() bool {
-		var a store.Address
-		ok := d.object(func(key []byte) (uint, bool) {
-			var (
-				bit uint
-				ok  bool
-			)
-			switch string(key) {
-			case "formatted":
-				bit, ok = d.str(0, &a.Formatted)
-			case "streetAddress":
-				bit, ok = d.str(1, &a.StreetAddress)
-			case "locality":
-				bit, ok = d.str(2, &a.Locality)
-			case "region":
-				bit, ok = d.str(3, &a.Region)
-			case "postalCode":
-				bit, ok = d.str(4, &a.PostalCode)
-			case "country":
-				bit, ok = d.str(5, &a.Country)
-			case "type":
-				bit, ok = d.str(6, &a.Type)
-			case "primary":
-				bit = 7
-				a.Primary, _, ok = d.boolean()
-			default:
-				return 0, false
-			}
-			return bit, ok
-		})
-		if a.Primary {
-			primary = len(*out)
-		}
-		*out = append(*out, a)
-		return ok
-	})
-	for i := range *out {
-		(*out)[i].Primary = i == primary
+// multiValueMember decodes the member key of a value of emails, phoneNumbers, ims, photos,
+// entitlements or roles.
+func (d *userDecoder) multiValueMember(v *store.MultiValue, key []byte) (uint, bool) {
+	switch string(key) {
+	case "value":
+		return d.str(0, &v.Value)
+	case "display":
+		return d.str(1, &v.Display)
+	case "type":
+		return d.str(2, &v.Type)
+	case "primary":
+		var ok bool
+		v.Primary, _, ok = d.boolean()
+		return 3, ok
 	}
-	return ok
+	return 0, false
+}
+
+// addressMember decodes the member key of a value of addresses.
+func (d *userDecoder) addressMember(a *store.Address, key []byte) (uint, bool) {
+	switch string(key) {
+	case "formatted":
+		return d.str(0, &a.Formatted)
+	case "streetAddress":
+		return d.str(1, &a.StreetAddress)
+	case "locality":
+		return d.str(2, &a.Locality)
+	case "region":
+		return d.str(3, &a.Region)
+	case "postalCode":
+		return d.str(4, &a.PostalCode)
+	case "country":
+		return d.str(5, &a.Country)
+	case "type":
+		return d.str(6, &a.Type)
+	case "primary":
+		var ok bool
+		a.Primary, _, ok = d.boolean()
+		return 7, ok
+	}
+	return 0, false
+}
+
+// multiValues decodes the values of emails, phoneNumbers, ims, photos, entitlements or roles.
+func (d *userDecoder) multiValues(out *[]store.MultiValue) bool {
+	return values(d, out, func(v *store.MultiValue, key []byte) (uint, bool) { return d.multiValueMember(v, key) },
+		func(v *store.MultiValue) *bool { return &v.Primary })
+}
+
+// addresses decodes the values of addresses.
+func (d *userDecoder) addresses(out *[]store.Address) bool {
+	return values(d, out, func(a *store.Address, key []byte) (uint, bool) { return d.addressMember(a, key) },
+		func(a *store.Address) *bool { return &a.Primary })
 }
 
 // metaMember names the sub-attributes of meta, which decodeTree drops (read-only).
@@ -542,15 +534,6 @@ func (d *userDecoder) null() bool {
 	return d.literal("null")
 }
 
-// literal reads s if it is next.
-func (d *userDecoder) literal(s string) bool {
-	if len(d.b)-d.i < len(s) || string(d.b[d.i:d.i+len(s)]) != s {
-		return false
-	}
-	d.i += len(s)
-	return true
-}
-
 // consume reads c, after any white space, if it is next.
 func (d *userDecoder) consume(c byte) bool {
 	d.space()
@@ -568,16 +551,4 @@ func (d *userDecoder) peek() byte {
 		return 0
 	}
 	return d.b[d.i]
-}
-
-// space skips JSON white space.
-func (d *userDecoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"path"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,12 +126,17 @@ func genericUser(body []byte) (store.User, error) {
 	return h.userKind().decodeBody(body)
 }
 
-// createResponse is the status, Location and ETag headers and body of a POST of body to
-// /acme/Users on a fresh handler, with the new user's id written {id}.
-func createResponse(t *testing.T, body []byte) string {
+// writeResponse is the status, Location and ETag headers and body of the answer of a fresh
+// handler to a POST of body to /acme/Users or a PUT of it to /acme/Users/{ann's id}, with the
+// ids written {id}, {ann} and {group}, and meta.created {created}.
+func writeResponse(t *testing.T, method string, body []byte) string {
 	t.Helper()
 	fh := newFuzzHandler(t)
-	req := httptest.NewRequest("POST", "/acme/Users", bytes.NewReader(body))
+	target := "/acme/Users"
+	if method == "PUT" {
+		target += "/" + fh.user
+	}
+	req := httptest.NewRequest(method, target, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/scim+json")
 	req.Header.Set("Authorization", "Bearer "+fh.key)
 	rec := httptest.NewRecorder()
@@ -139,8 +145,13 @@ func createResponse(t *testing.T, body []byte) string {
 	if loc := rec.Header().Get("Location"); loc != "" {
 		out = strings.ReplaceAll(out, path.Base(loc), "{id}")
 	}
-	return out
+	out = strings.NewReplacer(fh.user, "{ann}", fh.group, "{group}").Replace(out)
+	// ann's creation time is the clock's when newFuzzHandler stored her.
+	return annCreated.ReplaceAllString(out, `"created":"{created}"`)
 }
+
+// annCreated matches the creation time in a response.
+var annCreated = regexp.MustCompile(`"created":"[^"]*"`)
 
 // untyped returns body, which decodeUser takes, with an unknown attribute added: the generic
 // path ignores it, and decodeUser leaves the body to it.
@@ -150,8 +161,8 @@ func untyped(body []byte) []byte {
 }
 
 // checkTypedUser fails the test when decodeUser takes body and the generic path does not, or
-// decodes another user, or the handler answers a POST of body otherwise than a POST of the same
-// body through the generic path.
+// decodes another user, or the handler answers a POST or PUT of body otherwise than the same
+// request through the generic path.
 func checkTypedUser(t *testing.T, body []byte) (taken bool) {
 	t.Helper()
 	got, ok := decodeUser(body)
@@ -169,8 +180,10 @@ func checkTypedUser(t *testing.T, body []byte) (taken bool) {
 	if _, ok := decodeUser(slow); ok {
 		t.Fatalf("decodeUser took %q, which has an unknown attribute", slow)
 	}
-	if fast, generic := createResponse(t, body), createResponse(t, slow); fast != generic {
-		t.Fatalf("POST %q answers\n%s\nand through the generic path\n%s", body, fast, generic)
+	for _, method := range []string{"POST", "PUT"} {
+		if fast, generic := writeResponse(t, method, body), writeResponse(t, method, slow); fast != generic {
+			t.Fatalf("%s %q answers\n%s\nand through the generic path\n%s", method, body, fast, generic)
+		}
 	}
 	return true
 }
@@ -197,7 +210,7 @@ func TestDecodeUserLeavesOtherBodies(t *testing.T) {
 }
 
 // FuzzTypedUserDecode: whenever decodeUser takes a body, the generic path takes it too and
-// decodes the same user, and the handler's answer to a POST of it is the same either way.
+// decodes the same user, and the handler's answer to a POST or PUT of it is the same either way.
 func FuzzTypedUserDecode(f *testing.F) {
 	for _, s := range typedUserBodies {
 		f.Add([]byte(s))
