@@ -42,67 +42,61 @@ type userDecoder struct {
 // userMember decodes the value of the top-level member key into u, and returns the bit that
 // stands for key among the names of the object.
 func (d *userDecoder) userMember(u *store.User, key []byte) (uint, bool) {
-	var (
-		bit uint
-		ok  bool
-	)
 	switch string(key) {
 	case "schemas":
-		bit, ok = 0, d.stringArray()
+		return 0, d.stringArray()
 	case "id":
-		bit, ok = 1, d.skipString()
+		return 1, d.skipString()
 	case "externalId":
-		bit, ok = d.str(2, &u.ExternalID)
+		return d.str(2, &u.ExternalID)
 	case "userName":
-		bit, ok = d.str(3, &u.UserName)
+		return d.str(3, &u.UserName)
 	case "displayName":
-		bit, ok = d.str(4, &u.DisplayName)
+		return d.str(4, &u.DisplayName)
 	case "nickName":
-		bit, ok = d.str(5, &u.NickName)
+		return d.str(5, &u.NickName)
 	case "profileUrl":
-		bit, ok = d.str(6, &u.ProfileURL)
+		return d.str(6, &u.ProfileURL)
 	case "title":
-		bit, ok = d.str(7, &u.Title)
+		return d.str(7, &u.Title)
 	case "userType":
-		bit, ok = d.str(8, &u.UserType)
+		return d.str(8, &u.UserType)
 	case "preferredLanguage":
-		bit, ok = d.str(9, &u.PreferredLanguage)
+		return d.str(9, &u.PreferredLanguage)
 	case "locale":
-		bit, ok = d.str(10, &u.Locale)
+		return d.str(10, &u.Locale)
 	case "timezone":
-		bit, ok = d.str(11, &u.Timezone)
+		return d.str(11, &u.Timezone)
 	case "active":
-		var b, set bool
-		b, set, ok = d.boolean()
-		bit, u.Active = 12, b || !set
+		b, set, ok := d.boolean()
+		u.Active = b || !set
+		return 12, ok
 	case "password":
-		bit, ok = 13, d.skipString()
+		return 13, d.skipString()
 	case "meta":
-		bit, ok = 14, d.skipObject(metaMember)
+		return 14, d.skipObject(metaMember)
 	case "groups":
-		bit, ok = 15, d.array(func() bool { return d.skipObject(groupRefMember) })
+		return 15, d.array(func() bool { return d.skipObject(groupRefMember) })
 	case "name":
-		bit, ok = 16, d.object(func(k []byte) (uint, bool) { return d.nameMember(&u.Name, k) })
+		return 16, d.object(func(k []byte) (uint, bool) { return d.nameMember(&u.Name, k) })
 	case "emails":
-		bit, ok = 17, d.multiValues(&u.Emails)
+		return 17, d.multiValues(&u.Emails)
 	case "phoneNumbers":
-		bit, ok = 18, d.multiValues(&u.PhoneNumbers)
+		return 18, d.multiValues(&u.PhoneNumbers)
 	case "ims":
-		bit, ok = 19, d.multiValues(&u.Ims)
+		return 19, d.multiValues(&u.Ims)
 	case "photos":
-		bit, ok = 20, d.multiValues(&u.Photos)
+		return 20, d.multiValues(&u.Photos)
 	case "entitlements":
-		bit, ok = 21, d.multiValues(&u.Entitlements)
+		return 21, d.multiValues(&u.Entitlements)
 	case "roles":
-		bit, ok = 22, d.multiValues(&u.Roles)
+		return 22, d.multiValues(&u.Roles)
 	case "addresses":
-		bit, ok = 23, d.addresses(&u.Addresses)
+		return 23, d.addresses(&u.Addresses)
 	case schema.EnterpriseUserURN:
-		bit, ok = 24, d.object(func(k []byte) (uint, bool) { return d.enterpriseMember(&u.Enterprise, k) })
-	default:
-		return 0, false
+		return 24, d.object(func(k []byte) (uint, bool) { return d.enterpriseMember(&u.Enterprise, k) })
 	}
-	return bit, ok
+	return 0, false
 }
 
 // claimBit sets bit in seen, and reports whether it was clear: a member name met twice in one
@@ -117,52 +111,40 @@ func claimBit(seen *uint64, bit uint) bool {
 
 // nameMember decodes the member key of name.
 func (d *userDecoder) nameMember(n *store.Name, key []byte) (uint, bool) {
-	var (
-		bit uint
-		ok  bool
-	)
 	switch string(key) {
 	case "formatted":
-		bit, ok = d.str(0, &n.Formatted)
+		return d.str(0, &n.Formatted)
 	case "familyName":
-		bit, ok = d.str(1, &n.FamilyName)
+		return d.str(1, &n.FamilyName)
 	case "givenName":
-		bit, ok = d.str(2, &n.GivenName)
+		return d.str(2, &n.GivenName)
 	case "middleName":
-		bit, ok = d.str(3, &n.MiddleName)
+		return d.str(3, &n.MiddleName)
 	case "honorificPrefix":
-		bit, ok = d.str(4, &n.HonorificPrefix)
+		return d.str(4, &n.HonorificPrefix)
 	case "honorificSuffix":
-		bit, ok = d.str(5, &n.HonorificSuffix)
-	default:
-		return 0, false
+		return d.str(5, &n.HonorificSuffix)
 	}
-	return bit, ok
+	return 0, false
 }
 
 // enterpriseMember decodes the member key of the enterprise extension's object.
 func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte) (uint, bool) {
-	var (
-		bit uint
-		ok  bool
-	)
 	switch string(key) {
 	case "employeeNumber":
-		bit, ok = d.str(0, &e.EmployeeNumber)
+		return d.str(0, &e.EmployeeNumber)
 	case "costCenter":
-		bit, ok = d.str(1, &e.CostCenter)
+		return d.str(1, &e.CostCenter)
 	case "organization":
-		bit, ok = d.str(2, &e.Organization)
+		return d.str(2, &e.Organization)
 	case "division":
-		bit, ok = d.str(3, &e.Division)
+		return d.str(3, &e.Division)
 	case "department":
-		bit, ok = d.str(4, &e.Department)
+		return d.str(4, &e.Department)
 	case "manager":
-		bit, ok = 5, d.manager(&e.Manager)
-	default:
-		return 0, false
+		return 5, d.manager(&e.Manager)
 	}
-	return bit, ok
+	return 0, false
 }
 
 // manager decodes the manager: an object, null, or a bare string standing for its value.
@@ -172,21 +154,15 @@ func (d *userDecoder) manager(m *store.Manager) bool {
 		return ok
 	}
 	return d.object(func(key []byte) (uint, bool) {
-		var (
-			bit uint
-			ok  bool
-		)
 		switch string(key) {
 		case "value":
-			bit, ok = d.str(0, &m.Value)
+			return d.str(0, &m.Value)
 		case "$ref":
-			bit, ok = d.str(1, &m.Ref)
+			return d.str(1, &m.Ref)
 		case "displayName": // read-only
-			bit, ok = 2, d.skipString()
-		default:
-			return 0, false
+			return 2, d.skipString()
 		}
-		return bit, ok
+		return 0, false
 	})
 }
 
