@@ -231,3 +231,24 @@ func FuzzTypedUserDecode(f *testing.F) {
 		checkTypedUser(t, body)
 	})
 }
+
+// TestDecodeUserMutations: of every body decodeUser takes with one byte replaced or removed,
+// the generic path takes the same user. (FuzzTypedUserDecode compares the answers too, from
+// the same seeds.)
+func TestDecodeUserMutations(t *testing.T) {
+	for _, s := range typedUserBodies {
+		for i := range len(s) {
+			for _, m := range []string{"", `"`, `\`, "u", "0", " ", "{", "}", "[", "]", ",", ":", "N", "\x00", "\xff", "null"} {
+				body := []byte(s[:i] + m + s[i+1:])
+				got, ok := decodeUser(body)
+				if !ok {
+					continue
+				}
+				want, err := genericUser(body)
+				if err != nil || !reflect.DeepEqual(got, want) {
+					t.Fatalf("decodeUser(%q) = %+v, the generic path gives %+v, %v", body, got, want, err)
+				}
+			}
+		}
+	}
+}
