@@ -22,6 +22,16 @@ type object = map[string]any
 // no two member names alike in one object and only text in its strings (see parseBody), and no
 // more than the handler's size limit.
 func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) (object, error) {
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return parseBody(body)
+}
+
+// readBody reads the request body, of a JSON content type and no more than the handler's size
+// limit, for parseBody or decodeUser.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
 		return nil, &Error{Status: http.StatusUnsupportedMediaType,
 			Detail: "the request body must be application/scim+json or application/json"}
@@ -30,7 +40,7 @@ func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) (object, erro
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	return parseBody(body)
+	return body, nil
 }
 
 // syntaxError keeps an oversized body's error (413) and reports anything else as invalidSyntax.

@@ -125,14 +125,32 @@ func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status
 	writeJSON(w, status, e.buf)
 }
 
-// decode reads a resource from the request body and checks its required attributes.
+// decode reads a resource from the request body and checks its required attributes. A User
+// body that decodeUser takes is decoded by it; any other body, from the same bytes, through
+// a tree.
 func (k *resources[T, P]) decode(w http.ResponseWriter, r *http.Request) (T, error) {
 	var zero T
-	body, err := k.h.readJSON(w, r)
+	body, err := k.h.readBody(w, r)
 	if err != nil {
 		return zero, err
 	}
-	t, err := decodeTree(k.rt, body)
+	if k.rt == schema.User() {
+		if u, ok := decodeUser(body); ok {
+			return any(u).(T), nil
+		}
+	}
+	return k.decodeBody(body)
+}
+
+// decodeBody decodes a resource from a request body through a tree: the path of every resource
+// type and every body, and the one that reports what is wrong with a body.
+func (k *resources[T, P]) decodeBody(body []byte) (T, error) {
+	var zero T
+	tree, err := parseBody(body)
+	if err != nil {
+		return zero, err
+	}
+	t, err := decodeTree(k.rt, tree)
 	if err != nil {
 		return zero, err
 	}
@@ -409,7 +427,10 @@ func tooManyValues(a *schema.Attribute, n, limit int) error {
 // than Config allows and, when res replaces before (nil for a new resource), more than it held
 // there.
 func (h *handler) checkSizes(rt *schema.ResourceType, res, before filter.Resource) error {
-	for _, a := range multiValued(rt) {
+	for a := range rt.Attributes {
+		if !a.MultiValued {
+			continue
+		}
 		limit := h.limits.of(rt, a)
 		if limit <= 0 || !writable(a) {
 			continue
