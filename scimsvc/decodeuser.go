@@ -21,7 +21,7 @@ import (
 // the caller then runs the generic path on the same bytes, which gives the answer (proved by
 // FuzzTypedUserDecode).
 func decodeUser(body []byte) (u store.User, ok bool) {
-	d := userDecoder{treeParser{b: body}}
+	d := bodyDecoder{treeParser{b: body}}
 	u.Active = true // an absent active means true, as userFromTree has it
 	d.space()
 	if !d.object(func(k []byte) (uint, bool) { return d.userMember(&u, k) }) {
@@ -34,14 +34,15 @@ func decodeUser(body []byte) (u store.User, ok bool) {
 	return u, true
 }
 
-// userDecoder is the state of decodeUser: the body and the offset of the next byte to read.
-type userDecoder struct {
+// bodyDecoder is the state of decodeUser and decodePatch: the body and the offset of the next
+// byte to read.
+type bodyDecoder struct {
 	treeParser // for space and literal
 }
 
 // userMember decodes the value of the top-level member key into u, and returns the bit that
 // stands for key among the names of the object.
-func (d *userDecoder) userMember(u *store.User, key []byte) (uint, bool) {
+func (d *bodyDecoder) userMember(u *store.User, key []byte) (uint, bool) {
 	switch string(key) {
 	case "schemas":
 		return 0, d.stringArray()
@@ -110,7 +111,7 @@ func claimBit(seen *uint64, bit uint) bool {
 }
 
 // nameMember decodes the member key of name.
-func (d *userDecoder) nameMember(n *store.Name, key []byte) (uint, bool) {
+func (d *bodyDecoder) nameMember(n *store.Name, key []byte) (uint, bool) {
 	switch string(key) {
 	case "formatted":
 		return d.str(0, &n.Formatted)
@@ -129,7 +130,7 @@ func (d *userDecoder) nameMember(n *store.Name, key []byte) (uint, bool) {
 }
 
 // enterpriseMember decodes the member key of the enterprise extension's object.
-func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte) (uint, bool) {
+func (d *bodyDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte) (uint, bool) {
 	switch string(key) {
 	case "employeeNumber":
 		return d.str(0, &e.EmployeeNumber)
@@ -148,7 +149,7 @@ func (d *userDecoder) enterpriseMember(e *store.EnterpriseUser, key []byte) (uin
 }
 
 // manager decodes the manager: an object, null, or a bare string standing for its value.
-func (d *userDecoder) manager(m *store.Manager) bool {
+func (d *bodyDecoder) manager(m *store.Manager) bool {
 	if d.peek() != '{' {
 		_, ok := d.str(0, &m.Value)
 		return ok
@@ -171,7 +172,7 @@ func (d *userDecoder) manager(m *store.Manager) bool {
 // values marked primary only the last stays so (onePrimary); an empty array leaves *out nil. A
 // null or empty value is kept as a zero value, as the generic path keeps it (coerce appends
 // coerceComplex's nil object as a value).
-func values[V any](d *userDecoder, out *[]V, member func(v *V, key []byte) (uint, bool), primary func(v *V) *bool) bool {
+func values[V any](d *bodyDecoder, out *[]V, member func(v *V, key []byte) (uint, bool), primary func(v *V) *bool) bool {
 	last := -1
 	ok := d.array(func() bool {
 		var zero V
@@ -191,7 +192,7 @@ func values[V any](d *userDecoder, out *[]V, member func(v *V, key []byte) (uint
 
 // multiValueMember decodes the member key of a value of emails, phoneNumbers, ims, photos,
 // entitlements or roles.
-func (d *userDecoder) multiValueMember(v *store.MultiValue, key []byte) (uint, bool) {
+func (d *bodyDecoder) multiValueMember(v *store.MultiValue, key []byte) (uint, bool) {
 	switch string(key) {
 	case "value":
 		return d.str(0, &v.Value)
@@ -208,7 +209,7 @@ func (d *userDecoder) multiValueMember(v *store.MultiValue, key []byte) (uint, b
 }
 
 // addressMember decodes the member key of a value of addresses.
-func (d *userDecoder) addressMember(a *store.Address, key []byte) (uint, bool) {
+func (d *bodyDecoder) addressMember(a *store.Address, key []byte) (uint, bool) {
 	switch string(key) {
 	case "formatted":
 		return d.str(0, &a.Formatted)
@@ -233,13 +234,13 @@ func (d *userDecoder) addressMember(a *store.Address, key []byte) (uint, bool) {
 }
 
 // multiValues decodes the values of emails, phoneNumbers, ims, photos, entitlements or roles.
-func (d *userDecoder) multiValues(out *[]store.MultiValue) bool {
+func (d *bodyDecoder) multiValues(out *[]store.MultiValue) bool {
 	return values(d, out, func(v *store.MultiValue, key []byte) (uint, bool) { return d.multiValueMember(v, key) },
 		func(v *store.MultiValue) *bool { return &v.Primary })
 }
 
 // addresses decodes the values of addresses.
-func (d *userDecoder) addresses(out *[]store.Address) bool {
+func (d *bodyDecoder) addresses(out *[]store.Address) bool {
 	return values(d, out, func(a *store.Address, key []byte) (uint, bool) { return d.addressMember(a, key) },
 		func(a *store.Address) *bool { return &a.Primary })
 }
@@ -279,7 +280,7 @@ func groupRefMember(key []byte) (bit uint, ok bool) {
 
 // skipObject reads an object, or null, whose members are named by member and are strings or
 // null, and keeps nothing of it.
-func (d *userDecoder) skipObject(member func(key []byte) (uint, bool)) bool {
+func (d *bodyDecoder) skipObject(member func(key []byte) (uint, bool)) bool {
 	return d.object(func(key []byte) (uint, bool) {
 		bit, ok := member(key)
 		return bit, ok && d.skipString()
@@ -287,14 +288,14 @@ func (d *userDecoder) skipObject(member func(key []byte) (uint, bool)) bool {
 }
 
 // stringArray reads an array of strings, or null, and keeps nothing of it.
-func (d *userDecoder) stringArray() bool {
+func (d *bodyDecoder) stringArray() bool {
 	return d.array(d.skipString)
 }
 
 // object reads an object, or null, calling member for the name of each member with the
 // offset at its value; member reads the value and the white space before it, and returns a bit
 // (below 64) that stands for the name, so that a name met twice is refused.
-func (d *userDecoder) object(member func(key []byte) (bit uint, ok bool)) bool {
+func (d *bodyDecoder) object(member func(key []byte) (bit uint, ok bool)) bool {
 	if d.null() {
 		return true
 	}
@@ -322,7 +323,7 @@ func (d *userDecoder) object(member func(key []byte) (bit uint, ok bool)) bool {
 }
 
 // array reads an array, or null, calling elem at each element.
-func (d *userDecoder) array(elem func() bool) bool {
+func (d *bodyDecoder) array(elem func() bool) bool {
 	if d.null() {
 		return true
 	}
@@ -345,7 +346,7 @@ func (d *userDecoder) array(elem func() bool) bool {
 }
 
 // key reads a member name, without escapes, and the colon after it.
-func (d *userDecoder) key() ([]byte, bool) {
+func (d *bodyDecoder) key() ([]byte, bool) {
 	if d.peek() != '"' {
 		return nil, false
 	}
@@ -364,7 +365,7 @@ func (d *userDecoder) key() ([]byte, bool) {
 
 // str reads a string or null into *dst ("" for null, as for an absent attribute) and
 // returns bit with whether it could.
-func (d *userDecoder) str(bit uint, dst *string) (uint, bool) {
+func (d *bodyDecoder) str(bit uint, dst *string) (uint, bool) {
 	if d.null() {
 		*dst = ""
 		return bit, true
@@ -382,7 +383,7 @@ func (d *userDecoder) str(bit uint, dst *string) (uint, bool) {
 }
 
 // skipString reads a string or null, which is checked as str checks it and dropped.
-func (d *userDecoder) skipString() bool {
+func (d *bodyDecoder) skipString() bool {
 	if d.null() {
 		return true
 	}
@@ -395,7 +396,7 @@ func (d *userDecoder) skipString() bool {
 
 // boolean reads a boolean, null (set is false) or a string "true" or "false" in any case, as
 // coerceSimple takes them.
-func (d *userDecoder) boolean() (b, set, ok bool) {
+func (d *bodyDecoder) boolean() (b, set, ok bool) {
 	d.space()
 	switch {
 	case d.literal("true"):
@@ -436,7 +437,7 @@ func asciiEqualFold(b []byte, s string) bool {
 // rawString reads a string, after any white space, and returns what is between its quotes and
 // whether that holds a backslash. It refuses control characters and invalid UTF-8, as JSON and
 // parseBody do.
-func (d *userDecoder) rawString() (raw []byte, escaped, ok bool) {
+func (d *bodyDecoder) rawString() (raw []byte, escaped, ok bool) {
 	d.space()
 	if d.peek() != '"' {
 		return nil, false, false
@@ -505,13 +506,13 @@ func unescape(raw []byte) (string, bool) {
 }
 
 // null reads null, after any white space, if it is next.
-func (d *userDecoder) null() bool {
+func (d *bodyDecoder) null() bool {
 	d.space()
 	return d.literal("null")
 }
 
 // consume reads c, after any white space, if it is next.
-func (d *userDecoder) consume(c byte) bool {
+func (d *bodyDecoder) consume(c byte) bool {
 	d.space()
 	if d.peek() != c {
 		return false
@@ -521,7 +522,7 @@ func (d *userDecoder) consume(c byte) bool {
 }
 
 // peek returns the next byte after any white space, or 0 at the end.
-func (d *userDecoder) peek() byte {
+func (d *bodyDecoder) peek() byte {
 	d.space()
 	if d.i >= len(d.b) {
 		return 0

@@ -64,30 +64,40 @@ func parsePatch(body object, rt *schema.ResourceType, lim filter.Limits) ([]patc
 				op.value = v
 			}
 		}
-		switch op.op {
-		case "add", "replace", "remove":
-		default:
-			return nil, badRequest(typeInvalidSyntax, "operation %d: op must be add, replace or remove", i+1)
-		}
-		if hasPath {
-			// The body is text; a filter in the path may escape what is not.
-			if why := badEscapes(op.raw); why != "" {
-				return nil, badRequest(typeInvalidValue, "operation %d: the path %s: its strings must be UTF-8 text without NUL", i+1, why)
-			}
-			if x := schemaNamed(rt, strings.TrimSpace(op.raw)); x != nil && x != rt.Schema {
-				op.extension = x
-				ops = append(ops, op)
-				continue
-			}
-			p, err := parsePath(op.raw, rt, lim)
-			if err != nil {
-				return nil, err
-			}
-			op.path = p
+		op, err := finishOp(i, op, hasPath, rt, lim)
+		if err != nil {
+			return nil, err
 		}
 		ops = append(ops, op)
 	}
 	return ops, nil
+}
+
+// finishOp checks operation i of a PatchOp request, op with its op, raw path (when hasPath)
+// and value read from the body, and parses its path.
+func finishOp(i int, op patchOp, hasPath bool, rt *schema.ResourceType, lim filter.Limits) (patchOp, error) {
+	switch op.op {
+	case "add", "replace", "remove":
+	default:
+		return op, badRequest(typeInvalidSyntax, "operation %d: op must be add, replace or remove", i+1)
+	}
+	if !hasPath {
+		return op, nil
+	}
+	// The body is text; a filter in the path may escape what is not.
+	if why := badEscapes(op.raw); why != "" {
+		return op, badRequest(typeInvalidValue, "operation %d: the path %s: its strings must be UTF-8 text without NUL", i+1, why)
+	}
+	if x := schemaNamed(rt, strings.TrimSpace(op.raw)); x != nil && x != rt.Schema {
+		op.extension = x
+		return op, nil
+	}
+	p, err := parsePath(op.raw, rt, lim)
+	if err != nil {
+		return op, err
+	}
+	op.path = p
+	return op, nil
 }
 
 // applyPatch applies ops to t in order; t is left half-changed when one fails, so the caller

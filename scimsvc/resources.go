@@ -270,15 +270,17 @@ func (k *resources[T, P]) replace(w http.ResponseWriter, r *http.Request) {
 
 // patch is PATCH: the operations apply in order, all or none.
 func (k *resources[T, P]) patch(w http.ResponseWriter, r *http.Request) {
-	body, err := k.h.readJSON(w, r)
+	body, err := k.h.readBody(w, r)
 	if err != nil {
 		k.h.writeError(w, r, err)
 		return
 	}
-	ops, err := parsePatch(body, k.rt, k.h.cfg.FilterLimits)
-	if err != nil {
-		k.h.writeError(w, r, err)
-		return
+	ops, ok := decodePatch(body, k.rt, k.h.cfg.FilterLimits)
+	if !ok {
+		if ops, err = parsePatchBody(body, k.rt, k.h.cfg.FilterLimits); err != nil {
+			k.h.writeError(w, r, err)
+			return
+		}
 	}
 	if tp := parseTypedPatch(k.rt, ops); tp != nil {
 		k.updateTyped(w, r, func(v *T) bool { return tp.apply(any(v).(*store.User)) })
