@@ -229,7 +229,10 @@ func coerce(a *schema.Attribute, v any) (any, error) {
 			var m any
 			var err error
 			if a.Type == schema.Complex {
-				m, err = coerceComplex(a, el)
+				var o object
+				if o, err = coerceComplex(a, el); o != nil {
+					m = o // a nil object is no value: a null or empty element is dropped
+				}
 			} else {
 				m, err = coerceSimple(a, el)
 			}

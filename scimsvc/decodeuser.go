@@ -170,20 +170,25 @@ func (d *bodyDecoder) manager(m *store.Manager) bool {
 // values decodes an array of values of a multi-valued complex attribute, or null, into *out:
 // member decodes the member key of one value, and primary points at a value's primary. Of the
 // values marked primary only the last stays so (onePrimary); an empty array leaves *out nil. A
-// null or empty value is kept as a zero value, as the generic path keeps it (coerce appends
-// coerceComplex's nil object as a value).
-func values[V any](d *bodyDecoder, out *[]V, member func(v *V, key []byte) (uint, bool), primary func(v *V) *bool) bool {
+// null or empty value is dropped, as coerce drops it.
+func values[V comparable](d *bodyDecoder, out *[]V, member func(v *V, key []byte) (uint, bool), primary func(v *V) *bool) bool {
 	last := -1
 	ok := d.array(func() bool {
 		var zero V
 		*out = append(*out, zero)
 		v := &(*out)[len(*out)-1] // decoded in place: no append happens meanwhile
 		ok := d.object(func(key []byte) (uint, bool) { return member(v, key) })
-		if *primary(v) {
+		switch {
+		case *v == zero:
+			*out = (*out)[:len(*out)-1]
+		case *primary(v):
 			last = len(*out) - 1
 		}
 		return ok
 	})
+	if len(*out) == 0 {
+		*out = nil
+	}
 	for i := range *out {
 		*primary(&(*out)[i]) = i == last
 	}
