@@ -91,11 +91,26 @@ func newPackTable() *packTable {
 // packMark reports whether b is a byte packing gives a meaning to.
 func packMark(b byte) bool { return b < 0x20 && b != '\t' && b != '\n' && b != '\r' }
 
+// packDict is text that packed data may refer to as if it came before the data — the log's
+// dict — with the table of its positions made once.
+type packDict struct {
+	text   string
+	recent [1 << packHashBits]int32 // as pack's: 1 + the last position with each hash; 0: none
+}
+
+func newPackDict(text string) *packDict {
+	d := &packDict{text: text}
+	for i := 0; i+4 <= len(text); i++ {
+		d.recent[packHash(text[i:])] = int32(i + 1)
+	}
+	return d
+}
+
 // pack returns data packed, as a string of its own: tokens for packTokens, and references for
 // repeats of at least packMinRef bytes met within packMaxDist before (an id in a location, a
-// userName as an email, a lastModified equal to created), in data or in dict, which unpack
-// is given again (the event's subject id, which its data holds too).
-func (t *packTable) pack(dict string, in json.RawMessage) string {
+// userName as an email, a lastModified equal to created), in data, in dict (may be nil) or in
+// subject, which unpack is given again as if they came before the data.
+func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
 	if len(in) == 0 {
 		return ""
 	}
@@ -104,19 +119,23 @@ func (t *packTable) pack(dict string, in json.RawMessage) string {
 			return "\x1f" + string(in) // packVerbatim
 		}
 	}
-	data := make([]byte, 0, len(dict)+len(in))
-	data = append(append(data, dict...), in...)
 	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
+	var text string
+	if dict != nil {
+		recent, text = dict.recent, dict.text
+	}
+	data := make([]byte, 0, len(text)+len(subject)+len(in))
+	data = append(append(append(data, text...), subject...), in...)
 	remember := func(i int) {
 		if i+4 <= len(data) {
 			recent[packHash(data[i:])] = int32(i + 1)
 		}
 	}
-	for i := range len(dict) {
+	start := len(text) + len(subject)
+	for i := max(0, len(text)-3); i < start; i++ {
 		remember(i)
 	}
 	buf := make([]byte, 0, len(in))
-	start := len(dict)
 	for i := start; i < len(data); {
 		n, tok, dist := 0, byte(0), 0
 		n, tok = t.tokenAt(data[i:])
@@ -168,21 +187,34 @@ func (t *packTable) tokenAt(b []byte) (int, byte) {
 }
 
 // packHash hashes the first 4 bytes of b to packHashBits bits.
-func packHash(b []byte) uint32 {
+func packHash[T string | []byte](b T) uint32 {
 	v := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 	return v * 2654435761 >> (32 - packHashBits)
 }
 
-// unpack returns the data that pack packed to p with dict, in a slice of its own.
-func (t *packTable) unpack(dict, p string) json.RawMessage {
+// unpack returns the data that pack packed to p with dict and subject, in a slice of its own.
+func (t *packTable) unpack(dict *packDict, subject, p string) json.RawMessage {
 	if p == "" {
 		return nil
 	}
 	if p[0] == packVerbatim {
 		return json.RawMessage(p[1:])
 	}
-	out := make(json.RawMessage, 0, len(dict)+3*len(p))
-	out = append(out, dict...)
+	var text string
+	if dict != nil {
+		text = dict.text
+	}
+	out := make(json.RawMessage, 0, 3*len(p))
+	// at is the byte at position k of text, subject and out one after the other.
+	at := func(k int) byte {
+		switch {
+		case k < len(text):
+			return text[k]
+		case k < len(text)+len(subject):
+			return subject[k-len(text)]
+		}
+		return out[k-len(text)-len(subject)]
+	}
 	start := 0
 	for i := 0; i < len(p); i++ {
 		if !packMark(p[i]) {
@@ -191,9 +223,9 @@ func (t *packTable) unpack(dict, p string) json.RawMessage {
 		out = append(out, p[start:i]...)
 		if p[i] == packRef {
 			dist, n := int(p[i+1])<<8|int(p[i+2]), int(p[i+3])+packMinRef
-			from := len(out) - dist
+			from := len(text) + len(subject) + len(out) - dist
 			for j := range n { // byte by byte: a repeat may overlap what it repeats
-				out = append(out, out[from+j])
+				out = append(out, at(from+j))
 			}
 			i += 3
 		} else {
@@ -201,5 +233,5 @@ func (t *packTable) unpack(dict, p string) json.RawMessage {
 		}
 		start = i + 1
 	}
-	return append(out, p[start:]...)[len(dict):]
+	return append(out, p[start:]...)
 }

@@ -42,21 +42,29 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := pt.pack("", json.RawMessage(c.data))
-			got := pt.unpack("", p)
+			p := pt.pack(nil, "", json.RawMessage(c.data))
+			got := pt.unpack(nil, "", p)
 			assert.Equal(t, c.data, string(got))
 			if c.data == "" {
 				assert.Nil(t, got)
 			}
 		})
 	}
-	p := pt.pack("", json.RawMessage(user))
+	p := pt.pack(nil, "", json.RawMessage(user))
 	t.Logf("a user of %d bytes is packed in %d: %q", len(user), len(p), p)
 	assert.Less(t, len(p), len(user)*35/100)
 	// Its id, given as the dictionary, is a reference wherever the data has it.
-	withID := pt.pack("user_01m8axv8zfq1zncta08sgjqqm6", json.RawMessage(user))
+	withID := pt.pack(nil, "user_01m8axv8zfq1zncta08sgjqqm6", json.RawMessage(user))
 	assert.Less(t, len(withID), len(p)-20)
-	assert.Equal(t, user, string(pt.unpack("user_01m8axv8zfq1zncta08sgjqqm6", withID)))
+	assert.Equal(t, user, string(pt.unpack(nil, "user_01m8axv8zfq1zncta08sgjqqm6", withID)))
+	// Another user, packed against the first as the log's dict, is mostly references to it.
+	other := strings.NewReplacer("user_01m8axv8zfq1zncta08sgjqqm6", "user_01m8axv9a7s0c0v2d4h5j6k7m8",
+		"user0000001", "user0000002", "ext-1", "ext-2", "36.687152455", "37.001234567").Replace(user)
+	dict := newPackDict(user)
+	withDict := pt.pack(dict, "user_01m8axv9a7s0c0v2d4h5j6k7m8", json.RawMessage(other))
+	t.Logf("another user packed against the first: %d bytes", len(withDict))
+	assert.Less(t, len(withDict), len(withID)*70/100)
+	assert.Equal(t, other, string(pt.unpack(dict, "user_01m8axv9a7s0c0v2d4h5j6k7m8", withDict)))
 }
 
 func FuzzPack(f *testing.F) {
@@ -67,9 +75,11 @@ func FuzzPack(f *testing.F) {
 	f.Add("", "\x1f\x01")
 	f.Add("user_1", `{"id":"user_1","location":"https://x/Users/user_1"}`)
 	f.Add("\x01\x1e", "ab\x01\x1e")
-	f.Fuzz(func(t *testing.T, dict, s string) {
-		if got := string(pt.unpack(dict, pt.pack(dict, json.RawMessage(s)))); got != s {
-			t.Fatalf("pack(%q, %q) unpacks to %q", dict, s, got)
+	f.Fuzz(func(t *testing.T, subject, s string) {
+		for _, dict := range []*packDict{nil, newPackDict(s), newPackDict(subject + s)} {
+			if got := string(pt.unpack(dict, subject, pt.pack(dict, subject, json.RawMessage(s)))); got != s {
+				t.Fatalf("pack(%q, %q) unpacks to %q", subject, s, got)
+			}
 		}
 	})
 }
@@ -94,7 +104,7 @@ func TestLogEntryRoundTrip(t *testing.T) {
 	var l eventLog
 	l.add(pt, events)
 	for i, want := range events {
-		got := l.entries[i].event(pt, "acme")
+		got := l.entries[i].event(pt, "acme", l.dict)
 		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("event %d:\n got %+v\nwant %+v", i, got, want)

@@ -16,7 +16,15 @@ import (
 type eventLog struct {
 	last    int64 // the sequence number of the latest event recorded, removed or not
 	entries []logEntry
+	// dict is the data of the first event recorded with data, up to logDictSize bytes, which
+	// every entry's data is packed against: the URL of the tenant's resources, the domains and
+	// values its users share are references to it. It never changes once set.
+	dict *packDict
 }
+
+// logDictSize is the most bytes of an event's data that become a log's dict: a user as the
+// SCIM API renders it fits.
+const logDictSize = 1024
 
 // logEntry is what the log keeps of an event: the least that gives it back, in 56 bytes and
 // one string. The tenant is the log's, the cursor is made from the sequence number, the time is
@@ -71,21 +79,24 @@ func commit(p *changes.Pending, t *tenantData) {
 // add appends events to the log, numbering them.
 func (l *eventLog) add(pt *packTable, events []store.Event) {
 	for _, e := range events {
+		if l.dict == nil && len(e.Data) > 0 {
+			l.dict = newPackDict(string(e.Data[:min(len(e.Data), logDictSize)]))
+		}
 		l.last++
 		x := logEntry{
 			seq: l.last, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()),
 			typ: logName(string(e.Type)), kind: logName(e.SubjectKind), actor: e.Actor,
 		}
-		x.blob = entryBlob(x.typ, x.kind, e, pt)
+		x.blob = entryBlob(x.typ, x.kind, e, pt, l.dict)
 		l.entries = append(l.entries, x)
 	}
 }
 
 // entryBlob is the one string an entry keeps of e's variable part: the type and subject kind
 // when logNames lacks them (typ or kind 0), then the subject id, each after its length as a
-// uvarint, then e's data packed with the subject id as its dictionary.
-func entryBlob(typ, kind uint8, e store.Event, pt *packTable) string {
-	packed := pt.pack(e.SubjectID, e.Data)
+// uvarint, then e's data packed with the log's dict and the subject id as its dictionary.
+func entryBlob(typ, kind uint8, e store.Event, pt *packTable, dict *packDict) string {
+	packed := pt.pack(dict, e.SubjectID, e.Data)
 	buf := make([]byte, 0, 3*binary.MaxVarintLen64+len(e.Type)+len(e.SubjectKind)+len(e.SubjectID)+len(packed))
 	if typ == 0 {
 		buf = binary.AppendUvarint(buf, uint64(len(e.Type)))
@@ -100,8 +111,8 @@ func entryBlob(typ, kind uint8, e store.Event, pt *packTable) string {
 	return string(append(buf, packed...))
 }
 
-// event returns the event of entry x of tenant's log.
-func (x *logEntry) event(pt *packTable, tenant string) store.Event {
+// event returns the event of entry x of tenant's log, whose dict is dict.
+func (x *logEntry) event(pt *packTable, tenant string, dict *packDict) store.Event {
 	rest := x.blob
 	next := func() string {
 		n, w := binary.Uvarint([]byte(rest[:min(len(rest), binary.MaxVarintLen64)]))
@@ -125,7 +136,7 @@ func (x *logEntry) event(pt *packTable, tenant string) store.Event {
 		Cursor: changes.FormatCursor(x.seq), Tenant: tenant, Type: store.EventType(typ),
 		Time:  time.Unix(x.sec, int64(x.nsec)).UTC(),
 		Actor: x.actor, SubjectKind: kind, SubjectID: subject,
-		Data: pt.unpack(subject, rest),
+		Data: pt.unpack(dict, subject, rest),
 	}
 }
 
@@ -147,7 +158,7 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 		end := min(len(entries), i+limit)
 		out = make([]store.Event, 0, end-i)
 		for j := i; j < end; j++ {
-			out = append(out, entries[j].event(t.pack, tenant))
+			out = append(out, entries[j].event(t.pack, tenant, t.log.dict))
 		}
 		return nil
 	})
