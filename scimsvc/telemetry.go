@@ -2,7 +2,9 @@ package scimsvc
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +80,7 @@ type telemetry struct {
 	authFailed  metric.Int64Counter
 	filterErrs  metric.Int64Counter
 	tenants     bool     // Config.MetricsTenant
-	sets        sync.Map // requestLabels → attribute.Set, without the tenant
+	sets        sync.Map // requestLabels → *requestAttrs, without the tenant
 }
 
 func newTelemetry(cfg Config) (*telemetry, error) {
@@ -115,12 +117,23 @@ type requestLabels struct {
 	status               int
 }
 
-// set returns the attribute set of l, built once per distinct l, plus the tenant when
-// Config.MetricsTenant allows it.
-func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
-	if !t.tenants || tenant == "" {
-		if s, ok := t.sets.Load(l); ok {
-			return s.(attribute.Set)
+// requestAttrs are what the metrics and the span of the requests with the same requestLabels
+// share, made once so that a request allocates none of them.
+type requestAttrs struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+	// span are the attributes the span gets at its end (the status); it starts with the
+	// others.
+	span []attribute.KeyValue
+}
+
+// attrs returns the requestAttrs of l, made once per distinct l, with the tenant in the
+// metrics' attributes when Config.MetricsTenant allows it (those are made per request).
+func (t *telemetry) attrs(l requestLabels, tenant string) *requestAttrs {
+	withTenant := t.tenants && tenant != ""
+	if !withTenant {
+		if a, ok := t.sets.Load(l); ok {
+			return a.(*requestAttrs)
 		}
 	}
 	kv := []attribute.KeyValue{
@@ -129,12 +142,17 @@ func (t *telemetry) set(l requestLabels, tenant string) attribute.Set {
 		attrStatusCode.Int(l.status),
 		attrStatusClass.String(statusClass(l.status)),
 	}
-	if t.tenants && tenant != "" {
-		return attribute.NewSet(append(kv, attrTenant.String(tenant))...)
+	a := &requestAttrs{span: []attribute.KeyValue{attrStatusCode.Int(l.status)}}
+	set := attribute.NewSet(kv...)
+	if withTenant {
+		set = attribute.NewSet(append(kv, attrTenant.String(tenant))...)
 	}
-	s := attribute.NewSet(kv...)
-	t.sets.Store(l, s)
-	return s
+	opt := metric.WithAttributeSet(set)
+	a.add, a.record = []metric.AddOption{opt}, []metric.RecordOption{opt}
+	if !withTenant {
+		t.sets.Store(l, a)
+	}
+	return a
 }
 
 // count adds one to c with the attribute key k set to v (none for an empty k), and the tenant
@@ -193,11 +211,8 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			method = "_OTHER"
 		}
 		_, rt := pathLabels(r.URL.Path)
-		ctx, span := t.tracer.Start(r.Context(), spanName(method, rt), serverSpan...)
-		recording := span.IsRecording()
-		if recording {
-			span.SetAttributes(attrMethod.String(method), attrResourceType.String(rt))
-		}
+		ss := startSpan(method, rt)
+		ctx, span := t.tracer.Start(r.Context(), ss.name, ss.opts...)
 		if span.SpanContext().IsValid() {
 			// Store calls and other children see the span; a span that is not even
 			// sampled out (no SDK) has nothing to pass on.
@@ -213,43 +228,62 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 				status = http.StatusInternalServerError
 				defer panic(p)
 			}
+			recording := span.IsRecording()
+			metrics := t.requests.Enabled(ctx) || t.duration.Enabled(ctx)
+			if !recording && !metrics {
+				span.End()
+				return
+			}
+			a := t.attrs(requestLabels{rt, method, status}, sw.tenant)
 			if recording {
-				span.SetAttributes(attrStatusCode.Int(status))
+				span.SetAttributes(a.span...)
 				if status >= 500 {
 					span.SetStatus(codes.Error, http.StatusText(status))
 				}
 			}
 			span.End()
-			if t.requests.Enabled(ctx) || t.duration.Enabled(ctx) {
-				set := metric.WithAttributeSet(t.set(requestLabels{rt, method, status}, sw.tenant))
-				t.requests.Add(ctx, 1, set)
-				t.duration.Record(ctx, time.Since(start).Seconds(), set)
+			if metrics {
+				t.requests.Add(ctx, 1, a.add...)
+				t.duration.Record(ctx, time.Since(start).Seconds(), a.record...)
 			}
 		}()
 		next.ServeHTTP(sw, r)
 	})
 }
 
-// serverSpan are the options of a request's span.
-var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+// spanStart is how a request's span starts: its name, "SCIM <method> <resource type>", and its
+// options, which give the method and resource type at once, for samplers.
+type spanStart struct {
+	name string
+	opts []trace.SpanStartOption
+}
 
-// spanNames are the span names of the known methods and resource types, made once.
-var spanNames = func() map[[2]string]string {
-	m := map[[2]string]string{}
-	for method := range knownMethods {
+// newSpanStart is the spanStart of the requests of method on rt.
+func newSpanStart(method, rt string) spanStart {
+	return spanStart{name: "SCIM " + method + " " + rt, opts: []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attrMethod.String(method), attrResourceType.String(rt)),
+	}}
+}
+
+// spanStarts are the spanStarts of every method a request's metrics name (_OTHER too) and every
+// resource type, made once.
+var spanStarts = func() map[[2]string]spanStart {
+	m := map[[2]string]spanStart{}
+	for _, method := range append(slices.Collect(maps.Keys(knownMethods)), "_OTHER") {
 		for _, rt := range []string{"Users", "Groups", "ServiceProviderConfig", "ResourceTypes", "Schemas", "Bulk", "other"} {
-			m[[2]string{method, rt}] = "SCIM " + method + " " + rt
+			m[[2]string{method, rt}] = newSpanStart(method, rt)
 		}
 	}
 	return m
 }()
 
-// spanName is the name of the span of a request: "SCIM <method> <resource type>".
-func spanName(method, rt string) string {
-	if n, ok := spanNames[[2]string{method, rt}]; ok {
-		return n
+// startSpan returns the spanStart of a request of method on rt.
+func startSpan(method, rt string) spanStart {
+	if s, ok := spanStarts[[2]string{method, rt}]; ok {
+		return s
 	}
-	return "SCIM " + method + " " + rt
+	return newSpanStart(method, rt)
 }
 
 // statusWriter records the status of a response, and the tenant the request's key was

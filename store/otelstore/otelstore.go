@@ -17,6 +17,7 @@ package otelstore
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -72,54 +73,112 @@ func Wrap(b store.Backend, cfg Config) (store.Backend, error) {
 type observer struct {
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
+	ops      sync.Map // operation name → *operation, made at its first call
 }
 
-// start begins a call of op; the returned function ends it with the call's error.
-func (o *observer) start(ctx context.Context, op string) (context.Context, func(error)) {
-	begin := time.Now()
-	ctx, span := o.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrOperation.String(op)))
-	return ctx, func(err error) {
-		took := time.Since(begin).Seconds()
-		kind := errorType(err)
-		if kind != "" {
-			span.SetAttributes(attrErrorType.String(kind))
-			if kind == "other" || kind == "timeout" {
-				// Not an answer of the contract but a failure; its text may name the
-				// backend's internals, so only the kind is recorded.
-				span.SetStatus(otelcodes.Error, kind)
-			}
-		}
-		span.End()
-		if !o.duration.Enabled(ctx) {
-			return
-		}
-		if kind == "" {
-			o.duration.Record(ctx, took, metric.WithAttributes(attrOperation.String(op)))
-			return
-		}
-		o.duration.Record(ctx, took, metric.WithAttributes(attrOperation.String(op), attrErrorType.String(kind)))
+// operation is what the calls of one operation share, made once so that a call allocates none
+// of it: its span's name and options, and its measurements' attributes by error kind.
+type operation struct {
+	spanName string
+	spanOpts []trace.SpanStartOption
+	// record holds the options of a measurement by errorKind: the operation's name, and the
+	// kind's error.type when it is not okKind.
+	record [numErrorKinds][]metric.RecordOption
+}
+
+// newOperation makes the operation named op.
+func newOperation(op string) *operation {
+	name := attrOperation.String(op)
+	o := &operation{
+		spanName: "store " + op,
+		spanOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(name)},
 	}
+	o.record[okKind] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(name))}
+	for k := okKind + 1; k < numErrorKinds; k++ {
+		o.record[k] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(name, attrErrorType.String(errorTypes[k])))}
+	}
+	return o
 }
 
-// errorType is the error.type of err: "" for nil, a sentinel of package store by name, and
-// "other" for anything else.
-func errorType(err error) string {
+// operation returns the operation named op, made at its first call.
+func (o *observer) operation(op string) *operation {
+	if v, ok := o.ops.Load(op); ok {
+		return v.(*operation)
+	}
+	v, _ := o.ops.LoadOrStore(op, newOperation(op))
+	return v.(*operation)
+}
+
+// call is a store call under way, from start to end.
+type call struct {
+	ctx   context.Context // the call's, with its span: a measurement's exemplar names the span
+	o     *observer
+	op    *operation
+	span  trace.Span
+	begin time.Time
+}
+
+// start begins a call of op; end ends it with the call's error.
+func (o *observer) start(ctx context.Context, op string) (context.Context, call) {
+	c := call{o: o, op: o.operation(op), begin: time.Now()}
+	c.ctx, c.span = o.tracer.Start(ctx, c.op.spanName, c.op.spanOpts...)
+	return c.ctx, c
+}
+
+// end ends the call with its error: the span with the error's kind, and the measurement of its
+// duration.
+func (c call) end(err error) {
+	took := time.Since(c.begin).Seconds()
+	kind := errorKindOf(err)
+	if kind != okKind && c.span.IsRecording() {
+		c.span.SetAttributes(attrErrorType.String(errorTypes[kind]))
+		if kind == otherKind || kind == timeoutKind {
+			// Not an answer of the contract but a failure; its text may name the backend's
+			// internals, so only the kind is recorded.
+			c.span.SetStatus(otelcodes.Error, errorTypes[kind])
+		}
+	}
+	c.span.End()
+	c.o.duration.Record(c.ctx, took, c.op.record[kind]...)
+}
+
+// errorKind is the kind of a call's error, an index of errorTypes.
+type errorKind uint8
+
+// The kinds of error a call may end with.
+const (
+	okKind errorKind = iota
+	notFoundKind
+	conflictKind
+	usedKind
+	invalidKind
+	timeoutKind
+	canceledKind
+	otherKind
+	numErrorKinds
+)
+
+// errorTypes are the error.type of each errorKind: "" for none.
+var errorTypes = [numErrorKinds]string{"", "not_found", "conflict", "used", "invalid", "timeout", "canceled", "other"}
+
+// errorKindOf is the kind of err: okKind for nil, a sentinel of package store by name, and
+// otherKind for anything else.
+func errorKindOf(err error) errorKind {
 	switch {
 	case err == nil:
-		return ""
+		return okKind
 	case errors.Is(err, store.ErrNotFound):
-		return "not_found"
+		return notFoundKind
 	case errors.Is(err, store.ErrConflict):
-		return "conflict"
+		return conflictKind
 	case errors.Is(err, store.ErrUsed):
-		return "used"
+		return usedKind
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrMemberNotFound):
-		return "invalid"
+		return invalidKind
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
+		return timeoutKind
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return canceledKind
 	}
-	return "other"
+	return otherKind
 }

@@ -17,37 +17,37 @@ type tenants struct {
 }
 
 func (s tenants) Create(ctx context.Context, t store.Tenant) error {
-	ctx, end := s.o.start(ctx, "tenants.create")
+	ctx, call := s.o.start(ctx, "tenants.create")
 	err := s.next.Create(ctx, t)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s tenants) Get(ctx context.Context, id string) (*store.Tenant, error) {
-	ctx, end := s.o.start(ctx, "tenants.get")
+	ctx, call := s.o.start(ctx, "tenants.get")
 	v, err := s.next.Get(ctx, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s tenants) List(ctx context.Context) ([]store.Tenant, error) {
-	ctx, end := s.o.start(ctx, "tenants.list")
+	ctx, call := s.o.start(ctx, "tenants.list")
 	v, err := s.next.List(ctx)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s tenants) Update(ctx context.Context, id string, fn func(*store.Tenant) error) (*store.Tenant, error) {
-	ctx, end := s.o.start(ctx, "tenants.update")
+	ctx, call := s.o.start(ctx, "tenants.update")
 	v, err := s.next.Update(ctx, id, fn)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s tenants) Delete(ctx context.Context, id string) error {
-	ctx, end := s.o.start(ctx, "tenants.delete")
+	ctx, call := s.o.start(ctx, "tenants.delete")
 	err := s.next.Delete(ctx, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
@@ -58,44 +58,44 @@ type users struct {
 }
 
 func (s users) Create(ctx context.Context, tenant string, u store.User) (*store.User, error) {
-	ctx, end := s.o.start(ctx, "users.create")
+	ctx, call := s.o.start(ctx, "users.create")
 	v, err := s.next.Create(ctx, tenant, u)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s users) Get(ctx context.Context, tenant string, id string) (*store.User, error) {
-	ctx, end := s.o.start(ctx, "users.get")
+	ctx, call := s.o.start(ctx, "users.get")
 	v, err := s.next.Get(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s users) Update(ctx context.Context, tenant string, id string, fn func(*store.User) error) (*store.User, error) {
-	ctx, end := s.o.start(ctx, "users.update")
+	ctx, call := s.o.start(ctx, "users.update")
 	v, err := s.next.Update(ctx, tenant, id, fn)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s users) Delete(ctx context.Context, tenant string, id string) error {
-	ctx, end := s.o.start(ctx, "users.delete")
+	ctx, call := s.o.start(ctx, "users.delete")
 	err := s.next.Delete(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s users) DeleteIfVersion(ctx context.Context, tenant string, id string, version int64) error {
-	ctx, end := s.o.start(ctx, "users.delete_if_version")
+	ctx, call := s.o.start(ctx, "users.delete_if_version")
 	err := s.next.DeleteIfVersion(ctx, tenant, id, version)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s users) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.User], error) {
-	ctx, end := s.o.start(ctx, "users.list")
+	ctx, call := s.o.start(ctx, "users.list")
 	v, err := s.next.List(ctx, tenant, q)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -106,58 +106,58 @@ type groups struct {
 }
 
 func (s groups) Create(ctx context.Context, tenant string, g store.Group) (*store.Group, error) {
-	ctx, end := s.o.start(ctx, "groups.create")
+	ctx, call := s.o.start(ctx, "groups.create")
 	v, err := s.next.Create(ctx, tenant, g)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s groups) Get(ctx context.Context, tenant string, id string) (*store.Group, error) {
-	ctx, end := s.o.start(ctx, "groups.get")
+	ctx, call := s.o.start(ctx, "groups.get")
 	v, err := s.next.Get(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s groups) GetWithoutMembers(ctx context.Context, tenant string, id string) (*store.Group, error) {
-	ctx, end := s.o.start(ctx, "groups.get_without_members")
+	ctx, call := s.o.start(ctx, "groups.get_without_members")
 	v, err := s.next.GetWithoutMembers(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s groups) Patch(ctx context.Context, tenant string, id string, p store.GroupPatch) (*store.Group, error) {
-	ctx, end := s.o.start(ctx, "groups.patch")
+	ctx, call := s.o.start(ctx, "groups.patch")
 	v, err := s.next.Patch(ctx, tenant, id, p)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s groups) Update(ctx context.Context, tenant string, id string, fn func(*store.Group) error) (*store.Group, error) {
-	ctx, end := s.o.start(ctx, "groups.update")
+	ctx, call := s.o.start(ctx, "groups.update")
 	v, err := s.next.Update(ctx, tenant, id, fn)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s groups) Delete(ctx context.Context, tenant string, id string) error {
-	ctx, end := s.o.start(ctx, "groups.delete")
+	ctx, call := s.o.start(ctx, "groups.delete")
 	err := s.next.Delete(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s groups) DeleteIfVersion(ctx context.Context, tenant string, id string, version int64) error {
-	ctx, end := s.o.start(ctx, "groups.delete_if_version")
+	ctx, call := s.o.start(ctx, "groups.delete_if_version")
 	err := s.next.DeleteIfVersion(ctx, tenant, id, version)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s groups) List(ctx context.Context, tenant string, q store.Query) (store.Page[store.Group], error) {
-	ctx, end := s.o.start(ctx, "groups.list")
+	ctx, call := s.o.start(ctx, "groups.list")
 	v, err := s.next.List(ctx, tenant, q)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -177,44 +177,44 @@ type apiKeys struct {
 }
 
 func (s apiKeys) Create(ctx context.Context, k store.APIKey) (*store.APIKey, error) {
-	ctx, end := s.o.start(ctx, "api_keys.create")
+	ctx, call := s.o.start(ctx, "api_keys.create")
 	v, err := s.next.Create(ctx, k)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s apiKeys) ByHash(ctx context.Context, h [32]byte) (*store.APIKey, error) {
-	ctx, end := s.o.start(ctx, "api_keys.by_hash")
+	ctx, call := s.o.start(ctx, "api_keys.by_hash")
 	v, err := s.next.ByHash(ctx, h)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s apiKeys) Get(ctx context.Context, id string) (*store.APIKey, error) {
-	ctx, end := s.o.start(ctx, "api_keys.get")
+	ctx, call := s.o.start(ctx, "api_keys.get")
 	v, err := s.next.Get(ctx, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s apiKeys) List(ctx context.Context) ([]store.APIKey, error) {
-	ctx, end := s.o.start(ctx, "api_keys.list")
+	ctx, call := s.o.start(ctx, "api_keys.list")
 	v, err := s.next.List(ctx)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s apiKeys) Touch(ctx context.Context, id string, t time.Time) error {
-	ctx, end := s.o.start(ctx, "api_keys.touch")
+	ctx, call := s.o.start(ctx, "api_keys.touch")
 	err := s.next.Touch(ctx, id, t)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s apiKeys) Revoke(ctx context.Context, id string, t time.Time) error {
-	ctx, end := s.o.start(ctx, "api_keys.revoke")
+	ctx, call := s.o.start(ctx, "api_keys.revoke")
 	err := s.next.Revoke(ctx, id, t)
-	end(err)
+	call.end(err)
 	return err
 }
 
@@ -225,37 +225,37 @@ type clients struct {
 }
 
 func (s clients) Create(ctx context.Context, c store.Client) (*store.Client, error) {
-	ctx, end := s.o.start(ctx, "clients.create")
+	ctx, call := s.o.start(ctx, "clients.create")
 	v, err := s.next.Create(ctx, c)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s clients) Get(ctx context.Context, tenant string, id string) (*store.Client, error) {
-	ctx, end := s.o.start(ctx, "clients.get")
+	ctx, call := s.o.start(ctx, "clients.get")
 	v, err := s.next.Get(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s clients) List(ctx context.Context, tenant string) ([]store.Client, error) {
-	ctx, end := s.o.start(ctx, "clients.list")
+	ctx, call := s.o.start(ctx, "clients.list")
 	v, err := s.next.List(ctx, tenant)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s clients) Update(ctx context.Context, tenant string, id string, fn func(*store.Client) error) (*store.Client, error) {
-	ctx, end := s.o.start(ctx, "clients.update")
+	ctx, call := s.o.start(ctx, "clients.update")
 	v, err := s.next.Update(ctx, tenant, id, fn)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s clients) Delete(ctx context.Context, tenant string, id string) error {
-	ctx, end := s.o.start(ctx, "clients.delete")
+	ctx, call := s.o.start(ctx, "clients.delete")
 	err := s.next.Delete(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
@@ -266,23 +266,23 @@ type codes struct {
 }
 
 func (s codes) Create(ctx context.Context, c store.Code) error {
-	ctx, end := s.o.start(ctx, "codes.create")
+	ctx, call := s.o.start(ctx, "codes.create")
 	err := s.next.Create(ctx, c)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s codes) Consume(ctx context.Context, h [32]byte) (*store.Code, error) {
-	ctx, end := s.o.start(ctx, "codes.consume")
+	ctx, call := s.o.start(ctx, "codes.consume")
 	v, err := s.next.Consume(ctx, h)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s codes) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, end := s.o.start(ctx, "codes.delete_expired")
+	ctx, call := s.o.start(ctx, "codes.delete_expired")
 	v, err := s.next.DeleteExpired(ctx, now)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -293,37 +293,37 @@ type interactions struct {
 }
 
 func (s interactions) Create(ctx context.Context, i store.Interaction) error {
-	ctx, end := s.o.start(ctx, "interactions.create")
+	ctx, call := s.o.start(ctx, "interactions.create")
 	err := s.next.Create(ctx, i)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s interactions) Get(ctx context.Context, id string) (*store.Interaction, error) {
-	ctx, end := s.o.start(ctx, "interactions.get")
+	ctx, call := s.o.start(ctx, "interactions.get")
 	v, err := s.next.Get(ctx, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s interactions) Update(ctx context.Context, id string, fn func(*store.Interaction) error) (*store.Interaction, error) {
-	ctx, end := s.o.start(ctx, "interactions.update")
+	ctx, call := s.o.start(ctx, "interactions.update")
 	v, err := s.next.Update(ctx, id, fn)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s interactions) Take(ctx context.Context, id string) (*store.Interaction, error) {
-	ctx, end := s.o.start(ctx, "interactions.take")
+	ctx, call := s.o.start(ctx, "interactions.take")
 	v, err := s.next.Take(ctx, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s interactions) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, end := s.o.start(ctx, "interactions.delete_expired")
+	ctx, call := s.o.start(ctx, "interactions.delete_expired")
 	v, err := s.next.DeleteExpired(ctx, now)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -334,23 +334,23 @@ type pushedRequests struct {
 }
 
 func (s pushedRequests) Create(ctx context.Context, r store.PushedRequest) error {
-	ctx, end := s.o.start(ctx, "pushed_requests.create")
+	ctx, call := s.o.start(ctx, "pushed_requests.create")
 	err := s.next.Create(ctx, r)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pushedRequests) Consume(ctx context.Context, tenant string, clientID string, h [32]byte, now time.Time) (*store.PushedRequest, error) {
-	ctx, end := s.o.start(ctx, "pushed_requests.consume")
+	ctx, call := s.o.start(ctx, "pushed_requests.consume")
 	v, err := s.next.Consume(ctx, tenant, clientID, h, now)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s pushedRequests) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, end := s.o.start(ctx, "pushed_requests.delete_expired")
+	ctx, call := s.o.start(ctx, "pushed_requests.delete_expired")
 	v, err := s.next.DeleteExpired(ctx, now)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -361,30 +361,30 @@ type accessTokens struct {
 }
 
 func (s accessTokens) Create(ctx context.Context, t store.AccessToken) error {
-	ctx, end := s.o.start(ctx, "access_tokens.create")
+	ctx, call := s.o.start(ctx, "access_tokens.create")
 	err := s.next.Create(ctx, t)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s accessTokens) Get(ctx context.Context, h [32]byte) (*store.AccessToken, error) {
-	ctx, end := s.o.start(ctx, "access_tokens.get")
+	ctx, call := s.o.start(ctx, "access_tokens.get")
 	v, err := s.next.Get(ctx, h)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s accessTokens) RevokeCode(ctx context.Context, codeHash [32]byte) (int, error) {
-	ctx, end := s.o.start(ctx, "access_tokens.revoke_code")
+	ctx, call := s.o.start(ctx, "access_tokens.revoke_code")
 	v, err := s.next.RevokeCode(ctx, codeHash)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s accessTokens) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
-	ctx, end := s.o.start(ctx, "access_tokens.delete_expired")
+	ctx, call := s.o.start(ctx, "access_tokens.delete_expired")
 	v, err := s.next.DeleteExpired(ctx, now)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -395,72 +395,72 @@ type pictureCredentials struct {
 }
 
 func (s pictureCredentials) Get(ctx context.Context, tenant string, userID string) (*store.PictureCredential, error) {
-	ctx, end := s.o.start(ctx, "pictures.get")
+	ctx, call := s.o.start(ctx, "pictures.get")
 	v, err := s.next.Get(ctx, tenant, userID)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s pictureCredentials) Put(ctx context.Context, c store.PictureCredential) error {
-	ctx, end := s.o.start(ctx, "pictures.put")
+	ctx, call := s.o.start(ctx, "pictures.put")
 	err := s.next.Put(ctx, c)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pictureCredentials) Create(ctx context.Context, c store.PictureCredential) error {
-	ctx, end := s.o.start(ctx, "pictures.create")
+	ctx, call := s.o.start(ctx, "pictures.create")
 	err := s.next.Create(ctx, c)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pictureCredentials) Rehash(ctx context.Context, c store.PictureCredential, oldHash []byte) error {
-	ctx, end := s.o.start(ctx, "pictures.rehash")
+	ctx, call := s.o.start(ctx, "pictures.rehash")
 	err := s.next.Rehash(ctx, c, oldHash)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pictureCredentials) Delete(ctx context.Context, tenant string, userID string) error {
-	ctx, end := s.o.start(ctx, "pictures.delete")
+	ctx, call := s.o.start(ctx, "pictures.delete")
 	err := s.next.Delete(ctx, tenant, userID)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pictureCredentials) AddFailure(ctx context.Context, tenant string, userID string, network string, at time.Time) (store.FailureCounts, error) {
-	ctx, end := s.o.start(ctx, "pictures.add_failure")
+	ctx, call := s.o.start(ctx, "pictures.add_failure")
 	v, err := s.next.AddFailure(ctx, tenant, userID, network, at)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s pictureCredentials) NetworkFailures(ctx context.Context, tenant string, userID string, network string) (store.NetworkFailures, error) {
-	ctx, end := s.o.start(ctx, "pictures.network_failures")
+	ctx, call := s.o.start(ctx, "pictures.network_failures")
 	v, err := s.next.NetworkFailures(ctx, tenant, userID, network)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s pictureCredentials) ListNetworkFailures(ctx context.Context, tenant string, userID string) ([]store.NetworkFailures, error) {
-	ctx, end := s.o.start(ctx, "pictures.list_network_failures")
+	ctx, call := s.o.start(ctx, "pictures.list_network_failures")
 	v, err := s.next.ListNetworkFailures(ctx, tenant, userID)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, network string) error {
-	ctx, end := s.o.start(ctx, "pictures.succeeded")
+	ctx, call := s.o.start(ctx, "pictures.succeeded")
 	err := s.next.Succeeded(ctx, tenant, userID, network)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s pictureCredentials) ResetFailures(ctx context.Context, tenant string, userID string) error {
-	ctx, end := s.o.start(ctx, "pictures.reset_failures")
+	ctx, call := s.o.start(ctx, "pictures.reset_failures")
 	err := s.next.ResetFailures(ctx, tenant, userID)
-	end(err)
+	call.end(err)
 	return err
 }
 
@@ -471,30 +471,30 @@ type signingKeys struct {
 }
 
 func (s signingKeys) Add(ctx context.Context, k store.SigningKey) error {
-	ctx, end := s.o.start(ctx, "signing_keys.add")
+	ctx, call := s.o.start(ctx, "signing_keys.add")
 	err := s.next.Add(ctx, k)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s signingKeys) List(ctx context.Context) ([]store.SigningKey, error) {
-	ctx, end := s.o.start(ctx, "signing_keys.list")
+	ctx, call := s.o.start(ctx, "signing_keys.list")
 	v, err := s.next.List(ctx)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s signingKeys) Retire(ctx context.Context, id string, t time.Time) error {
-	ctx, end := s.o.start(ctx, "signing_keys.retire")
+	ctx, call := s.o.start(ctx, "signing_keys.retire")
 	err := s.next.Retire(ctx, id, t)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s signingKeys) Delete(ctx context.Context, id string) error {
-	ctx, end := s.o.start(ctx, "signing_keys.delete")
+	ctx, call := s.o.start(ctx, "signing_keys.delete")
 	err := s.next.Delete(ctx, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
@@ -505,23 +505,23 @@ type events struct {
 }
 
 func (s events) List(ctx context.Context, tenant string, after string, limit int) ([]store.Event, error) {
-	ctx, end := s.o.start(ctx, "events.list")
+	ctx, call := s.o.start(ctx, "events.list")
 	v, err := s.next.List(ctx, tenant, after, limit)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s events) Append(ctx context.Context, tenant string, events ...store.Event) error {
-	ctx, end := s.o.start(ctx, "events.append")
+	ctx, call := s.o.start(ctx, "events.append")
 	err := s.next.Append(ctx, tenant, events...)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s events) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
-	ctx, end := s.o.start(ctx, "events.delete_expired")
+	ctx, call := s.o.start(ctx, "events.delete_expired")
 	v, err := s.next.DeleteExpired(ctx, before)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
@@ -532,51 +532,51 @@ type webhooks struct {
 }
 
 func (s webhooks) Create(ctx context.Context, e store.WebhookEndpoint) (*store.WebhookEndpoint, error) {
-	ctx, end := s.o.start(ctx, "webhooks.create")
+	ctx, call := s.o.start(ctx, "webhooks.create")
 	v, err := s.next.Create(ctx, e)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s webhooks) Get(ctx context.Context, tenant string, id string) (*store.WebhookEndpoint, error) {
-	ctx, end := s.o.start(ctx, "webhooks.get")
+	ctx, call := s.o.start(ctx, "webhooks.get")
 	v, err := s.next.Get(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s webhooks) List(ctx context.Context, tenant string) ([]store.WebhookEndpoint, error) {
-	ctx, end := s.o.start(ctx, "webhooks.list")
+	ctx, call := s.o.start(ctx, "webhooks.list")
 	v, err := s.next.List(ctx, tenant)
-	end(err)
+	call.end(err)
 	return v, err
 }
 
 func (s webhooks) Delete(ctx context.Context, tenant string, id string) error {
-	ctx, end := s.o.start(ctx, "webhooks.delete")
+	ctx, call := s.o.start(ctx, "webhooks.delete")
 	err := s.next.Delete(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s webhooks) Lease(ctx context.Context, tenant string, id string, holder string, now time.Time, until time.Time) error {
-	ctx, end := s.o.start(ctx, "webhooks.lease")
+	ctx, call := s.o.start(ctx, "webhooks.lease")
 	err := s.next.Lease(ctx, tenant, id, holder, now, until)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s webhooks) SaveDelivery(ctx context.Context, tenant string, id string, holder string, now time.Time, d store.WebhookDelivery) error {
-	ctx, end := s.o.start(ctx, "webhooks.save_delivery")
+	ctx, call := s.o.start(ctx, "webhooks.save_delivery")
 	err := s.next.SaveDelivery(ctx, tenant, id, holder, now, d)
-	end(err)
+	call.end(err)
 	return err
 }
 
 func (s webhooks) Resume(ctx context.Context, tenant string, id string) error {
-	ctx, end := s.o.start(ctx, "webhooks.resume")
+	ctx, call := s.o.start(ctx, "webhooks.resume")
 	err := s.next.Resume(ctx, tenant, id)
-	end(err)
+	call.end(err)
 	return err
 }
 

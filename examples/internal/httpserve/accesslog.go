@@ -8,14 +8,23 @@ import (
 
 // AccessLog logs each request at Info when it is done: method, path, status and duration.
 // Never the query, which may hold a secret or personal data (an authorization code, a SCIM
-// filter on an email address).
+// filter on an email address). A record costs no boxing of its values and no walk of the stack
+// (it names no source line, which would be this function's).
 func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
+	h := log.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path,
-			"status", sw.status, "duration", time.Since(start).Round(time.Microsecond))
+		ctx := r.Context()
+		if !h.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		end := time.Now()
+		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+		rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Duration("duration", end.Sub(start).Round(time.Microsecond)))
+		_ = h.Handle(ctx, rec) // as slog.Logger does: a handler that cannot write has nowhere to say so
 	})
 }
 
