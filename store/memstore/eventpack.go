@@ -70,6 +70,8 @@ type packTable struct {
 	byFirst [256][]uint8
 	// token is the string of each packed byte, "" for a byte that is not one.
 	token [32]string
+	// starts says of each byte whether a token starts with it.
+	starts [256]bool
 }
 
 func newPackTable() *packTable {
@@ -77,6 +79,7 @@ func newPackTable() *packTable {
 	for i, s := range packTokens {
 		t.token[packBytes[i]] = s
 		t.byFirst[s[0]] = append(t.byFirst[s[0]], uint8(i))
+		t.starts[s[0]] = true
 	}
 	for _, list := range t.byFirst {
 		for i := 1; i < len(list); i++ { // few tokens per byte: insertion sort, longest first
@@ -138,7 +141,9 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 	buf := make([]byte, 0, len(in))
 	for i := start; i < len(data); {
 		n, tok, dist := 0, byte(0), 0
-		n, tok = t.tokenAt(data[i:])
+		if t.starts[data[i]] {
+			n, tok = t.tokenAt(data[i:])
+		}
 		if n == 0 && i+4 <= len(data) {
 			if at := int(recent[packHash(data[i:])]) - 1; at >= 0 && i-at <= packMaxDist {
 				l := 0
@@ -146,8 +151,10 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 					l++
 				}
 				for k := packMinRef; k < l; k++ { // a repeat ends where a token starts
-					if n, _ := t.tokenAt(data[i+k:]); n > 0 {
-						l = k
+					if t.starts[data[i+k]] {
+						if n, _ := t.tokenAt(data[i+k:]); n > 0 {
+							l = k
+						}
 					}
 				}
 				if l >= packMinRef {
@@ -166,7 +173,10 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 		} else {
 			buf = append(buf, tok)
 		}
-		for j := i; j < i+n; j++ {
+		// The start and end of what was replaced are remembered, not every byte of it: a later
+		// repeat of its middle is rare, and remembering costs as much as the search.
+		remember(i)
+		for j := max(i+1, i+n-3); j < i+n; j++ {
 			remember(j)
 		}
 		i += n
