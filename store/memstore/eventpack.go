@@ -111,8 +111,8 @@ func newPackDict(text string) *packDict {
 
 // pack returns data packed, as a string of its own: tokens for packTokens, and references for
 // repeats of at least packMinRef bytes met within packMaxDist before (an id in a location, a
-// userName as an email, a lastModified equal to created), in data, in dict (may be nil) or in
-// subject, which unpack is given again as if they came before the data.
+// userName as an email, a lastModified equal to created), in data, in subject or in dict (may
+// be nil), which unpack is given again as if they came before the data.
 func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
 	if len(in) == 0 {
 		return ""
@@ -122,20 +122,22 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 			return "\x1f" + string(in) // packVerbatim
 		}
 	}
+	// Repeats are looked for in data (subject, then in) by recent, and in the dict by its own
+	// table, which is shared and read-only.
 	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
 	var text string
 	if dict != nil {
-		recent, text = dict.recent, dict.text
+		text = dict.text
 	}
-	data := make([]byte, 0, len(text)+len(subject)+len(in))
-	data = append(append(append(data, text...), subject...), in...)
+	data := make([]byte, 0, len(subject)+len(in))
+	data = append(append(data, subject...), in...)
 	remember := func(i int) {
 		if i+4 <= len(data) {
 			recent[packHash(data[i:])] = int32(i + 1)
 		}
 	}
-	start := len(text) + len(subject)
-	for i := max(0, len(text)-3); i < start; i++ {
+	start := len(subject)
+	for i := range start {
 		remember(i)
 	}
 	buf := make([]byte, 0, len(in))
@@ -144,26 +146,28 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 		if t.starts[data[i]] {
 			n, tok = t.tokenAt(data[i:])
 		}
-		if n == 0 && i+4 <= len(data) {
-			if at := int(recent[packHash(data[i:])]) - 1; at >= 0 && i-at <= packMaxDist {
-				l := 0
-				for l < packMaxRef && i+l < len(data) && data[at+l] == data[i+l] {
-					l++
-				}
-				for k := packMinRef; k < l; k++ { // a repeat ends where a token starts
-					if t.starts[data[i+k]] {
-						if n, _ := t.tokenAt(data[i+k:]); n > 0 {
-							l = k
-						}
-					}
-				}
-				if l >= packMinRef {
+		// Repeats are looked for, and positions remembered, only where a value or a part of
+		// one starts — after a token or a repeat, a quote, a slash, an at sign, a dot or a
+		// colon — as ids, URLs, addresses and times repeat: a fraction of the bytes, and the
+		// same references.
+		anchor := i == start || anchors[data[i-1]]
+		if n == 0 && anchor && i+4 <= len(data) {
+			h := packHash(data[i:])
+			if at := int(recent[h]) - 1; at >= 0 {
+				if l := repeat(t, data[at:], data[i:]); l >= packMinRef {
 					n, dist = l, i-at
+				}
+			}
+			if at := int(dict.at(h)); n == 0 && at >= 0 {
+				if l := repeat(t, text[at:], data[i:]); l >= packMinRef {
+					n, dist = l, len(text)-at+i
 				}
 			}
 		}
 		if n == 0 {
-			remember(i)
+			if anchor {
+				remember(i)
+			}
 			i++
 			continue
 		}
@@ -173,16 +177,35 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 		} else {
 			buf = append(buf, tok)
 		}
-		// The start and end of what was replaced are remembered, not every byte of it: a later
-		// repeat of its middle is rare, and remembering costs as much as the search.
 		remember(i)
-		for j := max(i+1, i+n-3); j < i+n; j++ {
-			remember(j)
-		}
 		i += n
 		start = i
 	}
 	return string(append(buf, data[start:]...))
+}
+
+// repeat returns how many bytes at the start of b repeat those of from, at most packMaxRef,
+// ending where a token starts.
+func repeat[T string | []byte](t *packTable, from T, b []byte) int {
+	l := 0
+	for l < packMaxRef && l < len(from) && l < len(b) && from[l] == b[l] {
+		if l >= packMinRef && t.starts[b[l]] {
+			if n, _ := t.tokenAt(b[l:]); n > 0 {
+				return l
+			}
+		}
+		l++
+	}
+	return l
+}
+
+// at returns the position in d's text of the last 4 bytes with hash h, or -1 for none (and for
+// no dict).
+func (d *packDict) at(h uint32) int32 {
+	if d == nil {
+		return -1
+	}
+	return d.recent[h] - 1
 }
 
 // tokenAt returns the length of the token that b starts with and the byte that stands for it;
@@ -195,6 +218,9 @@ func (t *packTable) tokenAt(b []byte) (int, byte) {
 	}
 	return 0, 0
 }
+
+// anchors are the bytes after which pack looks for a repeat.
+var anchors = [256]bool{'"': true, '/': true, '@': true, '.': true, ':': true}
 
 // packHash hashes the first 4 bytes of b to packHashBits bits.
 func packHash[T string | []byte](b T) uint32 {
