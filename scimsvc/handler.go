@@ -88,7 +88,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
 	}
-	if h.cfg.Events != nil {
+	if h.cfg.Events != nil && r.Method != http.MethodGet && r.Method != http.MethodHead { // reads record nothing
 		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: h.eventData(tenant)})
 	}
 	if ctx != r.Context() {

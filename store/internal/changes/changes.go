@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/stamp"
 )
 
 // Pending collects the events of one write, to be stored with it. A nil *Pending collects
@@ -96,9 +97,9 @@ func User(p *Pending, before, after *store.User) error {
 	if p == nil {
 		return nil
 	}
-	b, a := *before, *after
-	b.Groups, a.Groups, b.Meta, a.Meta, b.Active = nil, nil, store.Meta{}, store.Meta{}, a.Active
-	if !reflect.DeepEqual(b, a) {
+	b := *before
+	b.Active = after.Active
+	if !stamp.SameUser(&b, after) { // Meta and Groups are not compared
 		if err := p.Add(store.EventUserUpdated, store.SubjectUser, after.ID, after); err != nil {
 			return err
 		}

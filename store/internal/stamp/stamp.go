@@ -85,7 +85,7 @@ func CloneGroup(g *store.Group) *store.Group {
 
 // User sets the times of after, what an update function left of before, for an update at now.
 func User(before, after *store.User, now time.Time) {
-	update(before.Meta, &after.Meta, !sameUser(before, after), now)
+	update(before.Meta, &after.Meta, !SameUser(before, after), now)
 }
 
 // Group sets the times of after, what an update function left of before, for an update at now.
@@ -93,10 +93,10 @@ func Group(before, after *store.Group, now time.Time) {
 	update(before.Meta, &after.Meta, !sameGroup(before, after), now)
 }
 
-// sameUser reports whether a and b are the same user but for Meta and Groups (derived), an
+// SameUser reports whether a and b are the same user but for Meta and Groups (derived), an
 // empty list being the same as none. It compares field by field (TestSameUserSeesEveryField
 // fails for a field of store.User it does not compare), since an update compares on every write.
-func sameUser(a, b *store.User) bool {
+func SameUser(a, b *store.User) bool {
 	return a.ID == b.ID && a.ExternalID == b.ExternalID && a.UserName == b.UserName &&
 		a.Active == b.Active && a.DisplayName == b.DisplayName && a.NickName == b.NickName &&
 		a.ProfileURL == b.ProfileURL && a.Title == b.Title && a.UserType == b.UserType &&

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSameUserSeesEveryField changes each field of store.User, and each field of its structs and
-// of a list's element, one at a time, and checks that sameUser sees the change — except Meta and
+// of a list's element, one at a time, and checks that SameUser sees the change — except Meta and
 // Groups, which an update does not count — so a field added to store.User cannot be forgotten.
 func TestSameUserSeesEveryField(t *testing.T) {
 	base := func() store.User {
@@ -34,8 +34,8 @@ func TestSameUserSeesEveryField(t *testing.T) {
 		for _, change := range changesOf(f.Type) {
 			a, b := base(), base()
 			change(reflect.ValueOf(&b).Elem().Field(i))
-			if got := sameUser(&a, &b); got != ignored {
-				t.Errorf("changing %s: sameUser = %v, want %v", f.Name, got, ignored)
+			if got := SameUser(&a, &b); got != ignored {
+				t.Errorf("changing %s: SameUser = %v, want %v", f.Name, got, ignored)
 			}
 		}
 	}
@@ -85,7 +85,7 @@ func changesOf(t reflect.Type) []func(reflect.Value) {
 func TestSameUserEmptyListIsNone(t *testing.T) {
 	a := store.User{UserName: "a"}
 	b := store.User{UserName: "a", Emails: []store.MultiValue{}, Addresses: []store.Address{}, Unique: []store.UniqueValue{}, Extensions: store.Extensions{}}
-	if !sameUser(&a, &b) {
+	if !SameUser(&a, &b) {
 		t.Error("an empty list differs from none")
 	}
 }
