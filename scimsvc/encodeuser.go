@@ -1,0 +1,270 @@
+package scimsvc
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/schema"
+)
+
+// The typed encoder writes a *store.User straight from its fields, in the order of the built-in
+// User schema, with the bytes writeResource writes for it: attributes without a value and
+// false sub-attribute booleans left out, password never written, the enterprise extension
+// listed in schemas only when it has a value, the $ref of groups derived from their value.
+// Values of host-defined extensions are written by the schema-driven code. Tests compare the
+// two encoders on many users (TestTypedUserEncoder, FuzzTypedUserEncoder).
+
+// writesUser reports whether writeUser writes the users of rt under p: rt is the built-in User
+// resource type, perhaps with host-defined extensions after the enterprise one, and p the zero
+// projection.
+func writesUser(rt *schema.ResourceType, p *projection) bool {
+	if !p.empty() {
+		return false
+	}
+	builtin := schema.User()
+	return rt.Schema == builtin.Schema && len(rt.Common) == len(builtin.Common) &&
+		&rt.Common[0] == &builtin.Common[0] && len(rt.Extensions) > 0 &&
+		rt.Extensions[0].Schema == builtin.Extensions[0].Schema
+}
+
+// userSchemas opens a user's object with its schemas when it has no host-defined extension
+// value, without and with the enterprise extension's URN.
+const (
+	userSchemas           = `{"schemas":["` + schema.UserURN + `"]`
+	userEnterpriseSchemas = `{"schemas":["` + schema.UserURN + `","` + schema.EnterpriseUserURN + `"]`
+)
+
+// writeUser appends the JSON object of u, described by r, under the zero projection; see
+// writesUser.
+func (e *encoder) writeUser(r *resourceOut, u *store.User) {
+	var all projection
+	enterprise := u.Enterprise != store.EnterpriseUser{}
+	switch {
+	case len(u.Extensions) > 0:
+		r.extended = true
+		e.schemas(r, &all)
+	case enterprise:
+		e.buf = append(e.buf, userEnterpriseSchemas...)
+	default:
+		e.buf = append(e.buf, userSchemas...)
+	}
+	e.first = false
+	e.field("id", u.ID)
+	e.field("externalId", u.ExternalID)
+	e.field("userName", u.UserName)
+	e.name(&u.Name)
+	e.field("displayName", u.DisplayName)
+	e.field("nickName", u.NickName)
+	e.field("profileUrl", u.ProfileURL)
+	e.field("title", u.Title)
+	e.field("userType", u.UserType)
+	e.field("preferredLanguage", u.PreferredLanguage)
+	e.field("locale", u.Locale)
+	e.field("timezone", u.Timezone)
+	e.key("active")
+	e.buf = strconv.AppendBool(e.buf, u.Active)
+	e.multiValues("emails", u.Emails)
+	e.multiValues("phoneNumbers", u.PhoneNumbers)
+	e.multiValues("ims", u.Ims)
+	e.multiValues("photos", u.Photos)
+	e.addresses(u.Addresses)
+	e.groups(r, u.Groups)
+	e.multiValues("entitlements", u.Entitlements)
+	e.multiValues("roles", u.Roles)
+	e.multiValues("x509Certificates", u.X509Certificates)
+	if enterprise {
+		e.enterprise(&u.Enterprise)
+	}
+	if len(u.Extensions) > 0 {
+		e.extensions(r, r.rt.Extensions[1:], &all)
+	}
+	e.typedMeta(r, &u.Meta)
+	e.buf = append(e.buf, '}')
+}
+
+// field appends ,"name":"s" unless s is empty.
+func (e *encoder) field(name, s string) {
+	if s == "" {
+		return
+	}
+	e.key(name)
+	e.str(s)
+}
+
+// primary appends ,"primary":true when b is.
+func (e *encoder) primary(b bool) {
+	if b {
+		e.key("primary")
+		e.buf = append(e.buf, "true"...)
+	}
+}
+
+// name appends the name attribute unless it is empty.
+func (e *encoder) name(n *store.Name) {
+	if *n == (store.Name{}) {
+		return
+	}
+	e.key("name")
+	e.buf = append(e.buf, '{')
+	e.first = true
+	e.field("formatted", n.Formatted)
+	e.field("familyName", n.FamilyName)
+	e.field("givenName", n.GivenName)
+	e.field("middleName", n.MiddleName)
+	e.field("honorificPrefix", n.HonorificPrefix)
+	e.field("honorificSuffix", n.HonorificSuffix)
+	e.buf = append(e.buf, '}')
+	e.first = false
+}
+
+// openList appends ,"name":[ and reports true when vs has a value that is not empty.
+func openList[V comparable](e *encoder, name string, vs []V) bool {
+	var zero V
+	for i := range vs {
+		if vs[i] != zero {
+			e.key(name)
+			e.buf = append(e.buf, '[')
+			return true
+		}
+	}
+	return false
+}
+
+// multiValues appends the multi-valued attribute name of the values vs, leaving out empty
+// values, and nothing when none is left.
+func (e *encoder) multiValues(name string, vs []store.MultiValue) {
+	if !openList(e, name, vs) {
+		return
+	}
+	n := 0
+	for i := range vs {
+		v := &vs[i]
+		if *v == (store.MultiValue{}) {
+			continue
+		}
+		if n > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n++
+		e.buf = append(e.buf, '{')
+		e.first = true
+		e.field("value", v.Value)
+		e.field("display", v.Display)
+		e.field("type", v.Type)
+		e.primary(v.Primary)
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
+	e.first = false
+}
+
+// addresses appends the addresses attribute, as multiValues does.
+func (e *encoder) addresses(as []store.Address) {
+	if !openList(e, "addresses", as) {
+		return
+	}
+	n := 0
+	for i := range as {
+		a := &as[i]
+		if *a == (store.Address{}) {
+			continue
+		}
+		if n > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n++
+		e.buf = append(e.buf, '{')
+		e.first = true
+		e.field("formatted", a.Formatted)
+		e.field("streetAddress", a.StreetAddress)
+		e.field("locality", a.Locality)
+		e.field("region", a.Region)
+		e.field("postalCode", a.PostalCode)
+		e.field("country", a.Country)
+		e.field("type", a.Type)
+		e.primary(a.Primary)
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
+	e.first = false
+}
+
+// groups appends the groups attribute, as multiValues does, each group with a value also with
+// its $ref, last.
+func (e *encoder) groups(r *resourceOut, gs []store.GroupRef) {
+	if !openList(e, "groups", gs) {
+		return
+	}
+	n := 0
+	for i := range gs {
+		g := &gs[i]
+		if *g == (store.GroupRef{}) {
+			continue
+		}
+		if n > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n++
+		e.buf = append(e.buf, '{')
+		e.first = true
+		e.field("value", g.Value)
+		e.field("display", g.Display)
+		e.field("type", g.Type)
+		if g.Value != "" {
+			e.key("$ref")
+			e.ref(r, "/Groups/", g.Value)
+		}
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
+	e.first = false
+}
+
+// enterprise appends the enterprise extension's object, whose value x is not empty.
+func (e *encoder) enterprise(x *store.EnterpriseUser) {
+	e.buf = append(e.buf, `,"`+schema.EnterpriseUserURN+`":{`...)
+	e.first = true
+	e.field("employeeNumber", x.EmployeeNumber)
+	e.field("costCenter", x.CostCenter)
+	e.field("organization", x.Organization)
+	e.field("division", x.Division)
+	e.field("department", x.Department)
+	if m := &x.Manager; *m != (store.Manager{}) {
+		e.key("manager")
+		e.buf = append(e.buf, '{')
+		e.first = true
+		e.field("value", m.Value)
+		e.field("$ref", m.Ref)
+		e.field("displayName", m.DisplayName)
+		e.buf = append(e.buf, '}')
+		e.first = false
+	}
+	e.buf = append(e.buf, '}')
+	e.first = false
+}
+
+// typedMeta appends the meta attribute of r, whose other values are m.
+func (e *encoder) typedMeta(r *resourceOut, m *store.Meta) {
+	e.buf = append(e.buf, `,"meta":{"resourceType":`...)
+	e.str(r.rt.Name)
+	e.time("created", m.Created)
+	e.time("lastModified", m.LastModified)
+	e.buf = append(e.buf, `,"location":`...)
+	e.location(r)
+	e.buf = append(e.buf, `,"version":"W/\"`...)
+	e.buf = strconv.AppendInt(e.buf, m.Version, 10)
+	e.buf = append(e.buf, `\""}`...)
+	e.first = false
+}
+
+// time appends ,"name":"t" unless t is zero, in the format of value.
+func (e *encoder) time(name string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	e.key(name)
+	e.buf = append(e.buf, '"')
+	e.buf = t.UTC().AppendFormat(e.buf, time.RFC3339Nano)
+	e.buf = append(e.buf, '"')
+}
