@@ -102,14 +102,22 @@ func (k *resources[T, P]) location(tenant, id string) string {
 	return k.h.base + "/" + tenant + k.rt.Endpoint + "/" + id
 }
 
-// write appends the JSON of v under projection p: with the typed encoder of users when it
-// writes the same bytes (writesUser), with the schema-driven one otherwise.
+// write appends the JSON of v under projection p: with the typed encoder of users or groups
+// when it writes the same bytes (writesUser, writesGroup), with the schema-driven one otherwise.
 func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) {
 	id, _ := k.common(v)
 	r := resourceOut{rt: k.rt, res: P(v), base: k.h.base, tenant: tenant, id: *id}
-	if u, ok := any(v).(*store.User); ok && writesUser(k.rt, p) {
-		e.writeUser(&r, u)
-		return
+	switch v := any(v).(type) {
+	case *store.User:
+		if writesUser(k.rt, p) {
+			e.writeUser(&r, v, p)
+			return
+		}
+	case *store.Group:
+		if writesGroup(k.rt, p) {
+			e.writeGroup(&r, v, p)
+			return
+		}
 	}
 	r.extended = k.extended(v)
 	e.writeResource(&r, p)

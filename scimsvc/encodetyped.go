@@ -8,12 +8,13 @@ import (
 	"github.com/visid/visid/store/schema"
 )
 
-// The typed encoder writes a *store.User straight from its fields, in the order of the built-in
-// User schema, with the bytes writeResource writes for it: attributes without a value and
-// false sub-attribute booleans left out, password never written, the enterprise extension
-// listed in schemas only when it has a value, the $ref of groups derived from their value.
-// Values of host-defined extensions are written by the schema-driven code. Tests compare the
-// two encoders on many users (TestTypedUserEncoder, FuzzTypedUserEncoder).
+// The typed encoders write a *store.User or a *store.Group straight from its fields, in the
+// order of the built-in schema, with the bytes writeResource writes for it: attributes without
+// a value and false sub-attribute booleans left out, password never written, the enterprise
+// extension listed in schemas only when it has a value, the $ref of groups and members derived
+// from their value. Values of host-defined extensions are written by the schema-driven code.
+// Tests compare the encoders on many resources (TestTypedUserEncoder, FuzzTypedUserEncoder,
+// TestTypedGroupEncoder, FuzzTypedGroupEncoder).
 
 // writesUser reports whether writeUser writes the users of rt under p: rt is the built-in User
 // resource type, perhaps with host-defined extensions after the enterprise one, and p the zero
@@ -35,15 +36,13 @@ const (
 	userEnterpriseSchemas = `{"schemas":["` + schema.UserURN + `","` + schema.EnterpriseUserURN + `"]`
 )
 
-// writeUser appends the JSON object of u, described by r, under the zero projection; see
-// writesUser.
-func (e *encoder) writeUser(r *resourceOut, u *store.User) {
-	var all projection
+// writeUser appends the JSON object of u, described by r, under p, when writesUser(r.rt, p).
+func (e *encoder) writeUser(r *resourceOut, u *store.User, p *projection) {
 	enterprise := u.Enterprise != store.EnterpriseUser{}
 	switch {
 	case len(u.Extensions) > 0:
 		r.extended = true
-		e.schemas(r, &all)
+		e.schemas(r, p)
 	case enterprise:
 		e.buf = append(e.buf, userEnterpriseSchemas...)
 	default:
@@ -77,10 +76,75 @@ func (e *encoder) writeUser(r *resourceOut, u *store.User) {
 		e.enterprise(&u.Enterprise)
 	}
 	if len(u.Extensions) > 0 {
-		e.extensions(r, r.rt.Extensions[1:], &all)
+		e.extensions(r, r.rt.Extensions[1:], p)
 	}
 	e.typedMeta(r, &u.Meta)
 	e.buf = append(e.buf, '}')
+}
+
+// writesGroup reports whether writeGroup writes the groups of rt under p: rt is the built-in
+// Group resource type, perhaps with host-defined extensions, and p the zero projection or
+// excludedAttributes=members.
+func writesGroup(rt *schema.ResourceType, p *projection) bool {
+	if p.only != nil || len(p.except) > 1 || len(p.except) == 1 && !p.except[membersAttr()] {
+		return false
+	}
+	builtin := schema.Group()
+	return rt.Schema == builtin.Schema && len(rt.Common) == len(builtin.Common) &&
+		&rt.Common[0] == &builtin.Common[0]
+}
+
+// writeGroup appends the JSON object of g, described by r, under p, when writesGroup(r.rt, p).
+func (e *encoder) writeGroup(r *resourceOut, g *store.Group, p *projection) {
+	if len(g.Extensions) > 0 {
+		r.extended = true
+		e.schemas(r, p)
+	} else {
+		e.buf = append(e.buf, `{"schemas":["`+schema.GroupURN+`"]`...)
+	}
+	e.first = false
+	e.field("id", g.ID)
+	e.field("externalId", g.ExternalID)
+	e.field("displayName", g.DisplayName)
+	if p.except == nil {
+		e.members(r, g.Members)
+	}
+	if len(g.Extensions) > 0 {
+		e.extensions(r, r.rt.Extensions, p)
+	}
+	e.typedMeta(r, &g.Meta)
+	e.buf = append(e.buf, '}')
+}
+
+// members appends the members attribute, as multiValues does, each member with a value also
+// with its $ref, last.
+func (e *encoder) members(r *resourceOut, ms []store.Member) {
+	if !openList(e, "members", ms) {
+		return
+	}
+	n := 0
+	for i := range ms {
+		m := &ms[i]
+		if *m == (store.Member{}) {
+			continue
+		}
+		if n > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n++
+		e.buf = append(e.buf, '{')
+		e.first = true
+		e.field("value", m.Value)
+		e.field("display", m.Display)
+		e.field("type", m.Type)
+		if m.Value != "" {
+			e.key("$ref")
+			e.ref(r, "/Users/", m.Value)
+		}
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
+	e.first = false
 }
 
 // field appends ,"name":"s" unless s is empty.
