@@ -107,15 +107,15 @@ func (k *resources[T, P]) location(tenant, id string) string {
 func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) {
 	id, _ := k.common(v)
 	r := resourceOut{rt: k.rt, res: P(v), base: k.h.base, tenant: tenant, id: *id}
-	switch v := any(v).(type) {
+	switch typed := any(v).(type) {
 	case *store.User:
 		if writesUser(k.rt, p) {
-			e.writeUser(&r, v, p)
+			e.writeUser(&r, typed, p)
 			return
 		}
 	case *store.Group:
 		if writesGroup(k.rt, p) {
-			e.writeGroup(&r, v, p)
+			e.writeGroup(&r, typed, p)
 			return
 		}
 	}
