@@ -63,15 +63,15 @@ func (e *encoder) writeUser(r *resourceOut, u *store.User, p *projection) {
 	e.field("timezone", u.Timezone)
 	e.key("active")
 	e.buf = strconv.AppendBool(e.buf, u.Active)
-	e.multiValues("emails", u.Emails)
-	e.multiValues("phoneNumbers", u.PhoneNumbers)
-	e.multiValues("ims", u.Ims)
-	e.multiValues("photos", u.Photos)
-	e.addresses(u.Addresses)
-	e.groups(r, u.Groups)
-	e.multiValues("entitlements", u.Entitlements)
-	e.multiValues("roles", u.Roles)
-	e.multiValues("x509Certificates", u.X509Certificates)
+	list(e, "emails", u.Emails, e.multiValue)
+	list(e, "phoneNumbers", u.PhoneNumbers, e.multiValue)
+	list(e, "ims", u.Ims, e.multiValue)
+	list(e, "photos", u.Photos, e.multiValue)
+	list(e, "addresses", u.Addresses, e.address)
+	list(e, "groups", u.Groups, func(g *store.GroupRef) { e.reference(r, "/Groups/", g.Value, g.Display, g.Type) })
+	list(e, "entitlements", u.Entitlements, e.multiValue)
+	list(e, "roles", u.Roles, e.multiValue)
+	list(e, "x509Certificates", u.X509Certificates, e.multiValue)
 	if enterprise {
 		e.enterprise(&u.Enterprise)
 	}
@@ -107,44 +107,13 @@ func (e *encoder) writeGroup(r *resourceOut, g *store.Group, p *projection) {
 	e.field("externalId", g.ExternalID)
 	e.field("displayName", g.DisplayName)
 	if p.except == nil {
-		e.members(r, g.Members)
+		list(e, "members", g.Members, func(m *store.Member) { e.reference(r, "/Users/", m.Value, m.Display, m.Type) })
 	}
 	if len(g.Extensions) > 0 {
 		e.extensions(r, r.rt.Extensions, p)
 	}
 	e.typedMeta(r, &g.Meta)
 	e.buf = append(e.buf, '}')
-}
-
-// members appends the members attribute, as multiValues does, each member with a value also
-// with its $ref, last.
-func (e *encoder) members(r *resourceOut, ms []store.Member) {
-	if !openList(e, "members", ms) {
-		return
-	}
-	n := 0
-	for i := range ms {
-		m := &ms[i]
-		if *m == (store.Member{}) {
-			continue
-		}
-		if n > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		n++
-		e.buf = append(e.buf, '{')
-		e.first = true
-		e.field("value", m.Value)
-		e.field("display", m.Display)
-		e.field("type", m.Type)
-		if m.Value != "" {
-			e.key("$ref")
-			e.ref(r, "/Users/", m.Value)
-		}
-		e.buf = append(e.buf, '}')
-	}
-	e.buf = append(e.buf, ']')
-	e.first = false
 }
 
 // field appends ,"name":"s" unless s is empty.
@@ -182,107 +151,64 @@ func (e *encoder) name(n *store.Name) {
 	e.first = false
 }
 
-// openList appends ,"name":[ and reports true when vs has a value that is not empty.
-func openList[V comparable](e *encoder, name string, vs []V) bool {
+// list appends the multi-valued complex attribute name of the values vs, each as the object of
+// the members write appends, leaving out empty values, and nothing when none is left.
+func list[V comparable](e *encoder, name string, vs []V, write func(*V)) {
 	var zero V
+	n := 0
 	for i := range vs {
-		if vs[i] != zero {
+		if vs[i] == zero {
+			continue
+		}
+		if n == 0 {
 			e.key(name)
 			e.buf = append(e.buf, '[')
-			return true
-		}
-	}
-	return false
-}
-
-// multiValues appends the multi-valued attribute name of the values vs, leaving out empty
-// values, and nothing when none is left.
-func (e *encoder) multiValues(name string, vs []store.MultiValue) {
-	if !openList(e, name, vs) {
-		return
-	}
-	n := 0
-	for i := range vs {
-		v := &vs[i]
-		if *v == (store.MultiValue{}) {
-			continue
-		}
-		if n > 0 {
+		} else {
 			e.buf = append(e.buf, ',')
 		}
 		n++
 		e.buf = append(e.buf, '{')
 		e.first = true
-		e.field("value", v.Value)
-		e.field("display", v.Display)
-		e.field("type", v.Type)
-		e.primary(v.Primary)
+		write(&vs[i])
 		e.buf = append(e.buf, '}')
 	}
-	e.buf = append(e.buf, ']')
-	e.first = false
+	if n > 0 {
+		e.buf = append(e.buf, ']')
+		e.first = false
+	}
 }
 
-// addresses appends the addresses attribute, as multiValues does.
-func (e *encoder) addresses(as []store.Address) {
-	if !openList(e, "addresses", as) {
-		return
-	}
-	n := 0
-	for i := range as {
-		a := &as[i]
-		if *a == (store.Address{}) {
-			continue
-		}
-		if n > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		n++
-		e.buf = append(e.buf, '{')
-		e.first = true
-		e.field("formatted", a.Formatted)
-		e.field("streetAddress", a.StreetAddress)
-		e.field("locality", a.Locality)
-		e.field("region", a.Region)
-		e.field("postalCode", a.PostalCode)
-		e.field("country", a.Country)
-		e.field("type", a.Type)
-		e.primary(a.Primary)
-		e.buf = append(e.buf, '}')
-	}
-	e.buf = append(e.buf, ']')
-	e.first = false
+// multiValue appends the members of a value of emails, phoneNumbers, ims, photos,
+// entitlements, roles or x509Certificates.
+func (e *encoder) multiValue(v *store.MultiValue) {
+	e.field("value", v.Value)
+	e.field("display", v.Display)
+	e.field("type", v.Type)
+	e.primary(v.Primary)
 }
 
-// groups appends the groups attribute, as multiValues does, each group with a value also with
-// its $ref, last.
-func (e *encoder) groups(r *resourceOut, gs []store.GroupRef) {
-	if !openList(e, "groups", gs) {
-		return
+// address appends the members of a value of addresses.
+func (e *encoder) address(a *store.Address) {
+	e.field("formatted", a.Formatted)
+	e.field("streetAddress", a.StreetAddress)
+	e.field("locality", a.Locality)
+	e.field("region", a.Region)
+	e.field("postalCode", a.PostalCode)
+	e.field("country", a.Country)
+	e.field("type", a.Type)
+	e.primary(a.Primary)
+}
+
+// reference appends the members of a value of a user's groups or a group's members: with a
+// value also its $ref, the resource with that id under endpoint ("/Groups/"), last.
+func (e *encoder) reference(r *resourceOut, endpoint, value, display, typ string) {
+	e.field("value", value)
+	e.field("display", display)
+	e.field("type", typ)
+	if value != "" {
+		e.key("$ref")
+		e.ref(r, endpoint, value)
 	}
-	n := 0
-	for i := range gs {
-		g := &gs[i]
-		if *g == (store.GroupRef{}) {
-			continue
-		}
-		if n > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		n++
-		e.buf = append(e.buf, '{')
-		e.first = true
-		e.field("value", g.Value)
-		e.field("display", g.Display)
-		e.field("type", g.Type)
-		if g.Value != "" {
-			e.key("$ref")
-			e.ref(r, "/Groups/", g.Value)
-		}
-		e.buf = append(e.buf, '}')
-	}
-	e.buf = append(e.buf, ']')
-	e.first = false
 }
 
 // enterprise appends the enterprise extension's object, whose value x is not empty.
