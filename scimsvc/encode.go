@@ -269,6 +269,7 @@ func (e *encoder) key(name string) {
 	e.buf = append(e.buf, '"', ':')
 }
 
+// value appends the JSON of the simple value v.
 func (e *encoder) value(v filter.Value) {
 	switch v.Kind {
 	case filter.KindBool:
@@ -280,14 +281,20 @@ func (e *encoder) value(v filter.Value) {
 	case filter.KindNumber:
 		e.buf = strconv.AppendFloat(e.buf, v.Num, 'f', -1, 64)
 	case filter.KindTime:
-		e.buf = append(e.buf, '"')
-		e.buf = v.Time.UTC().AppendFormat(e.buf, time.RFC3339Nano)
-		e.buf = append(e.buf, '"')
+		e.instant(v.Time)
 	default:
 		e.str(v.Str)
 	}
 }
 
+// instant appends t as a JSON string: in UTC, RFC 3339 with as many fractional digits as it has.
+func (e *encoder) instant(t time.Time) {
+	e.buf = append(e.buf, '"')
+	e.buf = t.UTC().AppendFormat(e.buf, time.RFC3339Nano)
+	e.buf = append(e.buf, '"')
+}
+
+// str appends s as a JSON string.
 func (e *encoder) str(s string) {
 	e.buf = append(e.buf, '"')
 	e.buf = jsonenc.AppendEscaped(e.buf, s)

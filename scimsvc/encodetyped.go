@@ -106,7 +106,7 @@ func (e *encoder) writeGroup(r *resourceOut, g *store.Group, p *projection) {
 	e.field("id", g.ID)
 	e.field("externalId", g.ExternalID)
 	e.field("displayName", g.DisplayName)
-	if p.except == nil {
+	if p.except == nil { // else it excludes members alone
 		list(e, "members", g.Members, func(m *store.Member) { e.reference(r, "/Users/", m.Value, m.Display, m.Type) })
 	}
 	if len(g.Extensions) > 0 {
@@ -151,8 +151,8 @@ func (e *encoder) name(n *store.Name) {
 	e.first = false
 }
 
-// list appends the multi-valued complex attribute name of the values vs, each as the object of
-// the members write appends, leaving out empty values, and nothing when none is left.
+// list appends the multi-valued complex attribute name of the values vs: each value that is not
+// empty as an object whose members write appends, and nothing when every value is empty.
 func list[V comparable](e *encoder, name string, vs []V, write func(*V)) {
 	var zero V
 	n := 0
@@ -238,8 +238,8 @@ func (e *encoder) enterprise(x *store.EnterpriseUser) {
 func (e *encoder) typedMeta(r *resourceOut, m *store.Meta) {
 	e.buf = append(e.buf, `,"meta":{"resourceType":`...)
 	e.str(r.rt.Name)
-	e.time("created", m.Created)
-	e.time("lastModified", m.LastModified)
+	e.timeField("created", m.Created)
+	e.timeField("lastModified", m.LastModified)
 	e.buf = append(e.buf, `,"location":`...)
 	e.location(r)
 	e.buf = append(e.buf, `,"version":"W/\"`...)
@@ -248,13 +248,11 @@ func (e *encoder) typedMeta(r *resourceOut, m *store.Meta) {
 	e.first = false
 }
 
-// time appends ,"name":"t" unless t is zero, in the format of value.
-func (e *encoder) time(name string, t time.Time) {
+// timeField appends ,"name":"t" unless t is zero.
+func (e *encoder) timeField(name string, t time.Time) {
 	if t.IsZero() {
 		return
 	}
 	e.key(name)
-	e.buf = append(e.buf, '"')
-	e.buf = t.UTC().AppendFormat(e.buf, time.RFC3339Nano)
-	e.buf = append(e.buf, '"')
+	e.instant(t)
 }
