@@ -16,17 +16,42 @@ type encoder struct {
 	first bool // the object being written has no member yet
 }
 
-// resource describes one resource to write.
+// resourceOut describes one resource to write.
 type resourceOut struct {
 	rt       *schema.ResourceType
 	res      filter.Resource
-	location string // meta.location
-	base     string // BaseURL/{tenant}, for the $ref of groups and members
+	base     string // Config.BaseURL
+	tenant   string
+	id       string // meta.location is base/tenant/Endpoint/id
 	extended bool   // the resource has a value in an extension schema
 }
 
 // writeResource appends the JSON object of r under projection p.
 func (e *encoder) writeResource(r *resourceOut, p *projection) {
+	e.schemas(r, p)
+	var meta *schema.Attribute
+	for _, a := range r.rt.Common {
+		switch a.Name {
+		case "schemas": // written first, by schemas
+			continue
+		case "meta":
+			meta = a
+			continue
+		}
+		e.attribute(r, a, p)
+	}
+	for _, a := range r.rt.Schema.Attributes {
+		e.attribute(r, a, p)
+	}
+	e.extensions(r, r.rt.Extensions, p)
+	e.meta(r, meta, p)
+	e.buf = append(e.buf, '}')
+}
+
+// schemas opens the object of r and appends its schemas: the core schema's URN, then, when the
+// resource has a value in an extension that p selects, the URNs of the extensions (of several,
+// only those it has values of). It clears r.extended when p selects no extension value.
+func (e *encoder) schemas(r *resourceOut, p *projection) {
 	e.buf = append(e.buf, `{"schemas":[`...)
 	e.str(r.rt.Schema.ID)
 	if r.extended && (p.only != nil || p.except != nil) {
@@ -43,40 +68,30 @@ func (e *encoder) writeResource(r *resourceOut, p *projection) {
 	}
 	e.buf = append(e.buf, ']')
 	e.first = false
-	var meta *schema.Attribute
-	for _, a := range r.rt.Common {
-		switch a.Name {
-		case "schemas": // written first, above
-			continue
-		case "meta":
-			meta = a
-			continue
+}
+
+// extensions appends, when r.extended, an object for each extension of xs that has a value p
+// selects.
+func (e *encoder) extensions(r *resourceOut, xs []schema.Extension, p *projection) {
+	if !r.extended {
+		return
+	}
+	for _, x := range xs {
+		mark := len(e.buf)
+		e.buf = append(e.buf, ',')
+		e.str(x.Schema.ID)
+		e.buf = append(e.buf, ':', '{')
+		e.first = true
+		for _, a := range x.Schema.Attributes {
+			e.attribute(r, a, p)
 		}
-		e.attribute(r, a, p)
-	}
-	for _, a := range r.rt.Schema.Attributes {
-		e.attribute(r, a, p)
-	}
-	if r.extended {
-		for _, x := range r.rt.Extensions {
-			mark := len(e.buf)
-			e.buf = append(e.buf, ',')
-			e.str(x.Schema.ID)
-			e.buf = append(e.buf, ':', '{')
-			e.first = true
-			for _, a := range x.Schema.Attributes {
-				e.attribute(r, a, p)
-			}
-			if e.first { // nothing of the extension selected
-				e.buf = e.buf[:mark]
-			} else {
-				e.buf = append(e.buf, '}')
-			}
-			e.first = false
+		if e.first { // nothing of the extension selected
+			e.buf = e.buf[:mark]
+		} else {
+			e.buf = append(e.buf, '}')
 		}
+		e.first = false
 	}
-	e.meta(r, meta, p)
-	e.buf = append(e.buf, '}')
 }
 
 // selectsExtension reports whether p selects an extension attribute that has a value.
@@ -178,11 +193,7 @@ func (e *encoder) complex(r *resourceOut, a *schema.Attribute, i int, p *project
 	if ref != nil && value != "" {
 		if endpoint := refEndpoint(a); endpoint != "" {
 			e.key(ref.Name)
-			e.buf = append(e.buf, '"')
-			e.buf = jsonenc.AppendEscaped(e.buf, r.base)
-			e.buf = append(e.buf, endpoint...)
-			e.buf = jsonenc.AppendEscaped(e.buf, value)
-			e.buf = append(e.buf, '"')
+			e.ref(r, endpoint, value)
 		}
 	}
 	e.buf = append(e.buf, '}')
@@ -210,7 +221,7 @@ func (e *encoder) meta(r *resourceOut, meta *schema.Attribute, p *projection) {
 		}
 		if s.Name == "location" {
 			e.key(s.Name)
-			e.str(r.location)
+			e.location(r)
 			continue
 		}
 		if v, _ := r.res.FilterValue(meta, s, 0); v.Kind != filter.Absent {
@@ -220,6 +231,31 @@ func (e *encoder) meta(r *resourceOut, meta *schema.Attribute, p *projection) {
 	}
 	e.buf = append(e.buf, '}')
 	e.first = false
+}
+
+// location appends meta.location of r as a JSON string: base/tenant/Endpoint/id. Escaping the
+// parts one by one gives the bytes of escaping the whole, as they are joined by ASCII.
+func (e *encoder) location(r *resourceOut) {
+	e.buf = append(e.buf, '"')
+	e.buf = jsonenc.AppendEscaped(e.buf, r.base)
+	e.buf = append(e.buf, '/')
+	e.buf = jsonenc.AppendEscaped(e.buf, r.tenant)
+	e.buf = jsonenc.AppendEscaped(e.buf, r.rt.Endpoint)
+	e.buf = append(e.buf, '/')
+	e.buf = jsonenc.AppendEscaped(e.buf, r.id)
+	e.buf = append(e.buf, '"')
+}
+
+// ref appends the $ref of the resource with id under endpoint ("/Groups/") of r's tenant as a
+// JSON string.
+func (e *encoder) ref(r *resourceOut, endpoint, id string) {
+	e.buf = append(e.buf, '"')
+	e.buf = jsonenc.AppendEscaped(e.buf, r.base)
+	e.buf = append(e.buf, '/')
+	e.buf = jsonenc.AppendEscaped(e.buf, r.tenant)
+	e.buf = append(e.buf, endpoint...)
+	e.buf = jsonenc.AppendEscaped(e.buf, id)
+	e.buf = append(e.buf, '"')
 }
 
 // key appends "name": preceded by a comma unless it is the object's first member.
@@ -233,6 +269,7 @@ func (e *encoder) key(name string) {
 	e.buf = append(e.buf, '"', ':')
 }
 
+// value appends the JSON of the simple value v.
 func (e *encoder) value(v filter.Value) {
 	switch v.Kind {
 	case filter.KindBool:
@@ -244,14 +281,20 @@ func (e *encoder) value(v filter.Value) {
 	case filter.KindNumber:
 		e.buf = strconv.AppendFloat(e.buf, v.Num, 'f', -1, 64)
 	case filter.KindTime:
-		e.buf = append(e.buf, '"')
-		e.buf = v.Time.UTC().AppendFormat(e.buf, time.RFC3339Nano)
-		e.buf = append(e.buf, '"')
+		e.instant(v.Time)
 	default:
 		e.str(v.Str)
 	}
 }
 
+// instant appends t as a JSON string: in UTC, RFC 3339 with as many fractional digits as it has.
+func (e *encoder) instant(t time.Time) {
+	e.buf = append(e.buf, '"')
+	e.buf = t.UTC().AppendFormat(e.buf, time.RFC3339Nano)
+	e.buf = append(e.buf, '"')
+}
+
+// str appends s as a JSON string.
 func (e *encoder) str(s string) {
 	e.buf = append(e.buf, '"')
 	e.buf = jsonenc.AppendEscaped(e.buf, s)

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/visid/visid/store"
-	"github.com/visid/visid/store/schema"
 )
 
 const listResponseURN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
@@ -163,19 +162,6 @@ func (k *resources[T, P]) parseList(tenant string, p listParams) (listRequest, e
 	// A page whose projection leaves out members reads none (groups only).
 	req.query.WithoutMembers = k.getWithoutMembers != nil && !req.proj.attr(membersAttr())
 	return req, nil
-}
-
-// projectionOf is the projection of the attributes and excludedAttributes parameters (nil:
-// absent), as parseProjection reads them from a query string.
-func projectionOf(attributes, excluded []string, rt *schema.ResourceType) projection {
-	q := url.Values{}
-	if attributes != nil {
-		q["attributes"] = attributes
-	}
-	if excluded != nil {
-		q["excludedAttributes"] = excluded
-	}
-	return parseProjection(q, rt)
 }
 
 // serveList runs req and writes the ListResponse: totalResults, itemsPerPage and Resources,

@@ -1,6 +1,7 @@
 package scimsvc
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -19,18 +20,36 @@ type projection struct {
 	except map[*schema.Attribute]bool
 }
 
+// requestProjection is the projection of r's query string (parseProjection); a request without
+// one has the zero projection, found without parsing.
+func requestProjection(r *http.Request, rt *schema.ResourceType) projection {
+	if r.URL.RawQuery == "" {
+		return projection{}
+	}
+	return parseProjection(r.URL.Query(), rt)
+}
+
 // parseProjection reads attributes and excludedAttributes from q. Names that do not resolve to an
 // attribute of rt are ignored: clients ask for attributes of schemas they assume, and an unknown
 // name selects nothing. When both parameters are given, attributes wins.
 func parseProjection(q url.Values, rt *schema.ResourceType) projection {
+	return projectionOf(q["attributes"], q["excludedAttributes"], rt)
+}
+
+// projectionOf is the projection of the attributes and excludedAttributes parameters (nil:
+// absent, as in a url.Values or a POST /.search body).
+func projectionOf(attributes, excluded []string, rt *schema.ResourceType) projection {
 	var p projection
-	if v, ok := q["attributes"]; ok {
-		p.only = attrSet(v, rt)
-	} else if v, ok := q["excludedAttributes"]; ok {
-		p.except = attrSet(v, rt)
+	if attributes != nil {
+		p.only = attrSet(attributes, rt)
+	} else if excluded != nil {
+		p.except = attrSet(excluded, rt)
 	}
 	return p
 }
+
+// empty reports whether p is the zero projection: no attributes or excludedAttributes.
+func (p *projection) empty() bool { return p.only == nil && p.except == nil }
 
 // attrSet resolves comma-separated attribute paths. A schema URN alone names every attribute of
 // that schema.

@@ -102,16 +102,25 @@ func (k *resources[T, P]) location(tenant, id string) string {
 	return k.h.base + "/" + tenant + k.rt.Endpoint + "/" + id
 }
 
-// write appends the JSON of v under projection p.
+// write appends the JSON of v under projection p: with the typed encoder of users or groups
+// when it writes the same bytes (writesUser, writesGroup), with the schema-driven one otherwise.
 func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) {
 	id, _ := k.common(v)
-	e.writeResource(&resourceOut{
-		rt:       k.rt,
-		res:      P(v),
-		location: k.location(tenant, *id),
-		base:     k.h.base + "/" + tenant,
-		extended: k.extended(v),
-	}, p)
+	r := resourceOut{rt: k.rt, res: P(v), base: k.h.base, tenant: tenant, id: *id}
+	switch typed := any(v).(type) {
+	case *store.User:
+		if writesUser(k.rt, p) {
+			e.writeUser(&r, typed, p)
+			return
+		}
+	case *store.Group:
+		if writesGroup(k.rt, p) {
+			e.writeGroup(&r, typed, p)
+			return
+		}
+	}
+	r.extended = k.extended(v)
+	e.writeResource(&r, p)
 }
 
 // respond writes v as the response, projected by the request's attributes parameters, with
@@ -119,7 +128,7 @@ func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) 
 func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status int, v *T) {
 	_, meta := k.common(v)
 	w.Header().Set("ETag", meta.ETag())
-	p := parseProjection(r.URL.Query(), k.rt)
+	p := requestProjection(r, k.rt)
 	e := encoder{buf: make([]byte, 0, 1024)}
 	k.write(&e, r.PathValue("tenant"), v, &p)
 	writeJSON(w, status, e.buf)
