@@ -114,12 +114,18 @@ func newPackDict(text string) *packDict {
 // userName as an email, a lastModified equal to created), in data, in subject or in dict (may
 // be nil), which unpack is given again as if they came before the data.
 func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
+	return string(t.appendPack(nil, nil, dict, subject, in))
+}
+
+// appendPack appends what pack returns to out, using *scratch (may be nil), which it grows, for
+// its working copy of subject and in.
+func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subject string, in json.RawMessage) []byte {
 	if len(in) == 0 {
-		return ""
+		return out
 	}
 	for _, b := range in {
 		if packMark(b) {
-			return "\x1f" + string(in) // packVerbatim
+			return append(append(out, packVerbatim), in...)
 		}
 	}
 	// Repeats are looked for in data (subject, then in) by recent, and in the dict by its own
@@ -129,8 +135,14 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 	if dict != nil {
 		text = dict.text
 	}
-	data := make([]byte, 0, len(subject)+len(in))
+	var data []byte
+	if scratch != nil {
+		data = (*scratch)[:0]
+	}
 	data = append(append(data, subject...), in...)
+	if scratch != nil {
+		*scratch = data
+	}
 	remember := func(i int) {
 		if i+4 <= len(data) {
 			recent[packHash(data[i:])] = int32(i + 1)
@@ -140,7 +152,7 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 	for i := range start {
 		remember(i)
 	}
-	buf := make([]byte, 0, len(in))
+	buf := out
 	for i := start; i < len(data); {
 		n, tok, dist := 0, byte(0), 0
 		if t.starts[data[i]] {
@@ -181,7 +193,7 @@ func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) str
 		i += n
 		start = i
 	}
-	return string(append(buf, data[start:]...))
+	return append(buf, data[start:]...)
 }
 
 // repeat returns how many bytes at the start of b repeat those of from, at most packMaxRef,

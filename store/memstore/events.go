@@ -20,6 +20,8 @@ type eventLog struct {
 	// every entry's data is packed against: the URL of the tenant's resources, the domains and
 	// values its users share are references to it. It never changes once set.
 	dict *packDict
+	// scratch and packing are entryBlob's buffers, kept from one event to the next.
+	scratch, packing []byte
 }
 
 // logDictSize is the most bytes of an event's data that become a log's dict: a user as the
@@ -87,17 +89,16 @@ func (l *eventLog) add(pt *packTable, events []store.Event) {
 			seq: l.last, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()),
 			typ: logName(string(e.Type)), kind: logName(e.SubjectKind), actor: e.Actor,
 		}
-		x.blob = entryBlob(x.typ, x.kind, e, pt, l.dict)
+		x.blob = l.entryBlob(x.typ, x.kind, e, pt)
 		l.entries = append(l.entries, x)
 	}
 }
 
-// entryBlob is the one string an entry keeps of e's variable part: the type and subject kind
+// entryBlob returns the one string an entry keeps of e's variable part: the type and subject kind
 // when logNames lacks them (typ or kind 0), then the subject id, each after its length as a
 // uvarint, then e's data packed with the log's dict and the subject id as its dictionary.
-func entryBlob(typ, kind uint8, e store.Event, pt *packTable, dict *packDict) string {
-	packed := pt.pack(dict, e.SubjectID, e.Data)
-	buf := make([]byte, 0, 3*binary.MaxVarintLen64+len(e.Type)+len(e.SubjectKind)+len(e.SubjectID)+len(packed))
+func (l *eventLog) entryBlob(typ, kind uint8, e store.Event, pt *packTable) string {
+	buf := l.scratch[:0]
 	if typ == 0 {
 		buf = binary.AppendUvarint(buf, uint64(len(e.Type)))
 		buf = append(buf, e.Type...)
@@ -108,7 +109,9 @@ func entryBlob(typ, kind uint8, e store.Event, pt *packTable, dict *packDict) st
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(e.SubjectID)))
 	buf = append(buf, e.SubjectID...)
-	return string(append(buf, packed...))
+	buf = pt.appendPack(buf, &l.packing, l.dict, e.SubjectID, e.Data)
+	l.scratch = buf
+	return string(buf)
 }
 
 // event returns the event of entry x of tenant's log, whose dict is dict.
