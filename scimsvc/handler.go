@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/store"
@@ -224,10 +225,52 @@ func (h *handler) methods(m map[string]http.HandlerFunc) http.Handler {
 
 // writeJSON writes a SCIM JSON response.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	writeJSONTagged(w, status, body, false, 0)
+}
+
+// writeJSONTagged is writeJSON with, when tagged, the ETag header of a resource at version. The
+// header values share one array and their digits one string (two allocations, not five), under
+// their canonical keys.
+func writeJSONTagged(w http.ResponseWriter, status int, body []byte, tagged bool, version int64) {
+	var digits [48]byte
+	b := strconv.AppendInt(digits[:0], int64(len(body)), 10)
+	n := len(b)
+	if tagged {
+		b = append(strconv.AppendInt(append(b, `W/"`...), version, 10), '"')
+	}
+	all := string(b)
+	v := &[3]string{contentType, all[:n], all[n:]}
+	h := w.Header()
+	h["Content-Type"] = v[0:1:1]
+	h["Content-Length"] = v[1:2:2]
+	if tagged {
+		h["Etag"] = v[2:3:3]
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// bufPool holds the buffers responses are encoded in: once written (an io.Writer keeps nothing
+// of what it is given), a buffer serves the next response.
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf is the largest buffer put back in bufPool: a large list's is left to the GC.
+const maxPooledBuf = 64 << 10
+
+// getBuf returns an empty buffer of at least n bytes; putBuf gives it back.
+func getBuf(n int) *[]byte {
+	b := bufPool.Get().(*[]byte)
+	if cap(*b) < n {
+		*b = make([]byte, 0, n)
+	}
+	*b = (*b)[:0]
+	return b
+}
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooledBuf {
+		bufPool.Put(b)
+	}
 }
 
 // canonical returns r with its path cleaned ("/acme/./Users", "/acme//Users" and a missing

@@ -173,7 +173,10 @@ func (k *resources[T, P]) serveList(w http.ResponseWriter, r *http.Request, tena
 		k.h.writeError(w, r, err)
 		return
 	}
-	e := encoder{buf: make([]byte, 0, 256+len(page.Resources)*512)}
+	buf := getBuf(256 + len(page.Resources)*512)
+	defer putBuf(buf)
+	e := encoder{buf: *buf}
+	defer func() { *buf = e.buf }()
 	e.buf = append(e.buf, `{"schemas":["`+listResponseURN+`"],"totalResults":`...)
 	e.buf = strconv.AppendInt(e.buf, int64(page.TotalResults), 10)
 	if !req.cursor {

@@ -127,11 +127,13 @@ func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) 
 // its version as the ETag header.
 func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status int, v *T) {
 	_, meta := k.common(v)
-	w.Header().Set("ETag", meta.ETag())
 	p := requestProjection(r, k.rt)
-	e := encoder{buf: make([]byte, 0, 1024)}
+	buf := getBuf(1024)
+	e := encoder{buf: *buf}
 	k.write(&e, r.PathValue("tenant"), v, &p)
-	writeJSON(w, status, e.buf)
+	writeJSONTagged(w, status, e.buf, true, meta.Version)
+	*buf = e.buf
+	putBuf(buf)
 }
 
 // decode reads a resource from the request body and checks its required attributes. A User

@@ -211,7 +211,10 @@ func (h *handler) searchAll(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	n := len(users.Resources) + len(groups.Resources)
-	e := encoder{buf: make([]byte, 0, 256+n*512)}
+	buf := getBuf(256 + n*512)
+	defer putBuf(buf)
+	e := encoder{buf: *buf}
+	defer func() { *buf = e.buf }()
 	e.buf = append(e.buf, `{"schemas":["`+listResponseURN+`"],"totalResults":`...)
 	e.buf = strconv.AppendInt(e.buf, int64(users.TotalResults+groups.TotalResults), 10)
 	e.buf = append(e.buf, `,"startIndex":`...)
