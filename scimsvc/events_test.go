@@ -103,3 +103,42 @@ func TestNoEventsWithoutConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, events)
 }
+
+// TestWriteResponseIsEventData: with events on, the body of a write's response is the resource
+// as a GET then returns it and as its event holds it (the event's rendering is the response's),
+// and a write with attributes still gets its projection, on every backend.
+func TestWriteResponseIsEventData(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *backendEnv) {
+		ctx := context.Background()
+		last := func() json.RawMessage {
+			events, err := e.backend.Events.List(ctx, "acme", "", 1000)
+			require.NoError(t, err)
+			require.NotEmpty(t, events)
+			return events[len(events)-1].Data
+		}
+		r := e.do("POST", "/acme/Users", `{"userName":"ann@example.com","name":{"givenName":"Ann"},"emails":[{"value":"ann@example.com","primary":true}]}`)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		id := r.JSON(t)["id"].(string)
+		for _, w := range []struct {
+			method, path, body string
+		}{
+			{"POST", "", ""}, // the POST above
+			{"PATCH", "/acme/Users/" + id, patchOps(`[{"op":"replace","path":"title","value":"Engineer"}]`)},
+			{"PATCH", "/acme/Users/" + id, patchOps(`[{"op":"replace","path":"active","value":false}]`)},
+			{"PUT", "/acme/Users/" + id, `{"userName":"ann@example.com","displayName":"Ann Lee"}`},
+		} {
+			if w.method != "POST" {
+				r = e.do(w.method, w.path, w.body)
+				require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			}
+			get := e.do("GET", "/acme/Users/"+id, nil)
+			assert.Equal(t, string(get.Body), string(r.Body), "%s: the response and a GET", w.method)
+			assert.JSONEq(t, string(last()), string(r.Body), "%s: the response and the event", w.method)
+			assert.Equal(t, get.Header.Get("ETag"), r.Header.Get("ETag"))
+		}
+		r = e.do("PATCH", "/acme/Users/"+id+"?attributes=userName", patchOps(`[{"op":"replace","path":"title","value":"Lead"}]`))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		assert.NotContains(t, r.JSON(t), "title", "the projection applies")
+		assert.Contains(t, string(last()), `"title":"Lead"`)
+	})
+}

@@ -90,7 +90,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
 	}
 	if h.cfg.Events != nil && r.Method != http.MethodGet && r.Method != http.MethodHead { // reads record nothing
-		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: h.eventData(tenant)})
+		ev := &eventRender{h: h, tenant: tenant}
+		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: ev.render})
+		ctx = context.WithValue(ctx, eventRenderContext{}, ev)
 	}
 	if ctx != r.Context() {
 		r = r.WithContext(ctx)
@@ -98,21 +100,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// eventData returns the Change.Render of tenant's writes: a user or group as a GET of it
-// returns it.
-func (h *handler) eventData(tenant string) func(any) (json.RawMessage, error) {
-	return func(v any) (json.RawMessage, error) {
-		e := encoder{buf: make([]byte, 0, 1024)}
-		switch v := v.(type) {
-		case *store.User:
-			h.users.write(&e, tenant, v, &projection{})
-		case *store.Group:
-			h.groups.write(&e, tenant, v, &projection{})
-		default:
-			return nil, nil // the store's own JSON
-		}
-		return e.buf, nil
+// eventRender is the Change.Render of a request's writes in tenant: a user or group as a GET of
+// it returns it. It keeps the last resource it rendered and its JSON, which is the body of the
+// response that returns that resource (see renderedBody): a store renders a resource as it
+// returns it, so a write's response is encoded once.
+type eventRender struct {
+	h      *handler
+	tenant string
+	last   any
+	data   json.RawMessage
+}
+
+// eventRenderContext is the context key of a request's *eventRender.
+type eventRenderContext struct{}
+
+func (ev *eventRender) render(v any) (json.RawMessage, error) {
+	e := encoder{buf: make([]byte, 0, 1024)}
+	switch v := v.(type) {
+	case *store.User:
+		ev.h.users.write(&e, ev.tenant, v, &projection{})
+	case *store.Group:
+		ev.h.groups.write(&e, ev.tenant, v, &projection{})
+	default:
+		return nil, nil // the store's own JSON
 	}
+	ev.last, ev.data = v, e.buf
+	return e.buf, nil
+}
+
+// renderedBody returns the JSON the request's event rendered of v (the very resource, as the
+// store returned it), or nil.
+func renderedBody(ctx context.Context, v any) []byte {
+	if ev, _ := ctx.Value(eventRenderContext{}).(*eventRender); ev != nil && ev.last == v {
+		return ev.data
+	}
+	return nil
 }
 
 // keyIDContext is the context key of the id of the request's API key.
