@@ -44,11 +44,10 @@ type armedDeadline struct {
 	cancel context.CancelFunc
 }
 
-// withLazyDeadline returns ctx bounded by d and the function that releases it, which the caller
-// must call when the request ends.
-func withLazyDeadline(ctx context.Context, d time.Duration) (*deadlineCtx, func()) {
-	c := &deadlineCtx{Context: ctx, deadline: time.Now().Add(d)}
-	return c, c.release
+// withLazyDeadline returns ctx bounded by d; the caller must call its release method when the
+// request ends.
+func withLazyDeadline(ctx context.Context, d time.Duration) *deadlineCtx {
+	return &deadlineCtx{Context: ctx, deadline: time.Now().Add(d)}
 }
 
 // arm returns the armed context, creating it on first use.

@@ -11,7 +11,8 @@ import (
 // it, closes Done when it passes once something does, follows its parent, and reports Canceled
 // once the request has ended.
 func TestLazyDeadline(t *testing.T) {
-	ctx, release := withLazyDeadline(context.Background(), 20*time.Millisecond)
+	ctx := withLazyDeadline(context.Background(), 20*time.Millisecond)
+	release := ctx.release
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > 20*time.Millisecond {
 		t.Fatalf("Deadline() = %v, %v", d, ok)
 	}
@@ -27,7 +28,8 @@ func TestLazyDeadline(t *testing.T) {
 	}
 	release()
 
-	ctx, release = withLazyDeadline(context.Background(), 20*time.Millisecond)
+	ctx = withLazyDeadline(context.Background(), 20*time.Millisecond)
+	release = ctx.release
 	select {
 	case <-ctx.Done():
 	case <-time.After(5 * time.Second):
@@ -39,7 +41,8 @@ func TestLazyDeadline(t *testing.T) {
 	release()
 
 	parent, cancel := context.WithCancel(context.Background())
-	ctx, release = withLazyDeadline(parent, time.Hour)
+	ctx = withLazyDeadline(parent, time.Hour)
+	release = ctx.release
 	cancel()
 	if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Err() after the parent's cancel = %v", err)
@@ -47,7 +50,8 @@ func TestLazyDeadline(t *testing.T) {
 	<-ctx.Done()
 	release()
 
-	ctx, release = withLazyDeadline(context.Background(), time.Hour)
+	ctx = withLazyDeadline(context.Background(), time.Hour)
+	release = ctx.release
 	release()
 	if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Err() after release = %v", err)
@@ -57,7 +61,8 @@ func TestLazyDeadline(t *testing.T) {
 	default:
 		t.Fatal("Done open after release")
 	}
-	ctx, release = withLazyDeadline(context.Background(), time.Hour)
+	ctx = withLazyDeadline(context.Background(), time.Hour)
+	release = ctx.release
 	child, stop := context.WithCancel(ctx)
 	release()
 	<-child.Done() // a derived context follows the release

@@ -28,8 +28,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = canonical(r)
 	var lazy *deadlineCtx
 	if h.timeout > 0 {
-		ctx, release := withLazyDeadline(r.Context(), h.timeout)
-		defer release()
+		ctx := withLazyDeadline(r.Context(), h.timeout)
+		defer ctx.release()
 		r, lazy = r.WithContext(ctx), ctx
 	}
 	tenant, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
