@@ -116,7 +116,9 @@ type Change struct {
 	Time time.Time
 	// Render returns the data of a user or group event from the resource (a *User or a
 	// *Group, as the store returns it). nil, or a nil result: the resource's JSON as
-	// encoding/json writes the store's type.
+	// encoding/json writes the store's type. A store calls it once the resource is as the
+	// write will return it, and changes it no more: scimsvc answers the write with what Render
+	// gave for the very resource the store returned.
 	Render func(resource any) (json.RawMessage, error)
 }
 
