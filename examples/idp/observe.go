@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
@@ -29,6 +30,11 @@ const defaultAdminAddr = "127.0.0.1:9090"
 
 // readyTimeout bounds each check of /readyz.
 const readyTimeout = 2 * time.Second
+
+// tracerProvider is where the service's spans go. It exports none (metrics are its telemetry),
+// so it uses the no-op provider explicitly: a span then costs a request nothing, where the
+// global provider, which may be replaced at any time, makes a span and a context for each.
+var tracerProvider = noop.NewTracerProvider()
 
 // newMeterProvider is an OpenTelemetry SDK meter provider whose metrics a Prometheus scrape of
 // the returned handler reads, through the OpenTelemetry Prometheus exporter.

@@ -98,7 +98,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer mp.Shutdown(context.WithoutCancel(ctx))
-	b, err := otelstore.Wrap(d.Backend, otelstore.Config{MeterProvider: mp})
+	b, err := otelstore.Wrap(d.Backend, otelstore.Config{MeterProvider: mp, TracerProvider: tracerProvider})
 	if err != nil {
 		return err
 	}

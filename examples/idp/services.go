@@ -168,6 +168,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		Logger:         log,
 		RequestTimeout: scimRequestTimeout,
 		MeterProvider:  mp,
+		TracerProvider: tracerProvider,
 		GroupNoContent: groupNoContent,
 		CursorKey:      sec.cursorKey,
 	}
@@ -183,7 +184,7 @@ func newServices(backend store.Backend, baseURL string, sec *secrets, lim limite
 		return nil, err
 	}
 	cfg := oidcConfig(backend, baseURL, auth, log)
-	cfg.MeterProvider = mp
+	cfg.MeterProvider, cfg.TracerProvider = mp, tracerProvider
 	cfg.Signer, cfg.CookieKey = sec.keys, sec.cookieKey
 	cfg.AddressLimiter, cfg.RequirePAR, cfg.TrustedProxies = lim.oidcAddrs, requirePAR, trusted
 	provider, err := oidc2fa.New(cfg)
@@ -210,10 +211,11 @@ func clientKey(r *http.Request, trusted []netip.Prefix) string {
 // global provider).
 func newPicture(backend store.Backend, pepper picture.Pepper, log *slog.Logger, mp metric.MeterProvider) (*picture.Authenticator, error) {
 	auth, err := picture.New(picture.Config{
-		Credentials:   backend.Pictures,
-		Peppers:       []picture.Pepper{pepper},
-		Logger:        log,
-		MeterProvider: mp,
+		Credentials:    backend.Pictures,
+		Peppers:        []picture.Pepper{pepper},
+		Logger:         log,
+		MeterProvider:  mp,
+		TracerProvider: tracerProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the picture login: %w", err)

@@ -83,7 +83,7 @@ func clientEvents(p *changes.Pending, before, after *store.Client) error {
 }
 
 // applyClient stores what an Update function left.
-func (t *tenantData) applyClient(rec *clientRec, work *store.Client) error {
+func (t *tenantData) applyClient(rec *clientRec, work, _ *store.Client) error {
 	switch {
 	case work.ID != rec.c.ID:
 		return fmt.Errorf("client %q: the id cannot change: %w", rec.c.ID, store.ErrInvalid)

@@ -6,7 +6,8 @@ import "encoding/json"
 // user and group event repeats are replaced by single bytes that JSON never holds raw (control
 // characters other than the whitespace \t, \n and \r), and List expands them again. A user as
 // the SCIM API renders it, about 700 bytes, is kept in about 200. Packing is lossless for any
-// input: Data that holds one of those bytes itself is kept verbatim behind packVerbatim.
+// input: Data that holds one of those bytes itself, outside a repeat, is kept verbatim behind
+// packVerbatim.
 
 // packTokens are the strings packed, each to the byte packBytes gives at its index.
 var packTokens = [...]string{
@@ -123,11 +124,7 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 	if len(in) == 0 {
 		return out
 	}
-	for _, b := range in {
-		if packMark(b) {
-			return append(append(out, packVerbatim), in...)
-		}
-	}
+	orig := len(out)
 	// Repeats are looked for in data (subject, then in) by recent, and in the dict by its own
 	// table, which is shared and read-only.
 	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
@@ -177,6 +174,9 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 			}
 		}
 		if n == 0 {
+			if packMark(data[i]) { // a byte packing gives a meaning to cannot stand for itself
+				return append(append(buf[:orig], packVerbatim), in...)
+			}
 			if anchor {
 				remember(i)
 			}

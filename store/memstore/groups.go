@@ -119,10 +119,12 @@ func (gs *Groups) Update(ctx context.Context, tenant, id string, fn func(*store.
 
 // applyGroup stores what an Update function left, with its meta times (stamp.Group), keeping
 // the indexes in step.
-func (t *tenantData) applyGroup(rec *groupRec, work *store.Group) error {
-	var before store.Group
-	rec.fill(&before)
-	stamp.Group(&before, work, stamp.Now())
+func (t *tenantData) applyGroup(rec *groupRec, work, prior *store.Group) error {
+	if prior == nil {
+		prior = new(store.Group)
+		rec.fill(prior)
+	}
+	stamp.Group(prior, work, stamp.Now())
 	switch {
 	case work.ID != rec.g.ID:
 		return fmt.Errorf("group %q: the id cannot change: %w", rec.g.ID, store.ErrInvalid)

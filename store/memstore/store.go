@@ -318,12 +318,13 @@ func get[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*
 
 // update is the read-modify-write of Users.Update, Groups.Update and Clients.Update, under the tenant's write
 // lock: fn gets a copy of the record, apply checks what fn left and stores it, and nothing
-// changes unless both succeed. It returns the record as stored.
+// changes unless both succeed. It returns the record as stored. apply gets the record as it is
+// stored when update has it at hand (prior; nil: apply reads it itself).
 //
 // events collects the events of the change from the resource before and after it (nil: the
 // resource has no events); when it fails, the change is undone (apply of the resource as it
 // was) and nothing is stored.
-func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(*tenantData, R, *T) error, events func(p *changes.Pending, before, after *T) error) (*T, error) {
+func update[R, T any](s *Store, ctx context.Context, tenant, id string, find func(*tenantData, string) (R, error), fill func(R, *T), fn func(*T) error, apply func(t *tenantData, rec R, work, prior *T) error, events func(p *changes.Pending, before, after *T) error) (*T, error) {
 	var out *T
 	var p *changes.Pending
 	if events != nil {
@@ -344,7 +345,7 @@ func update[R, T any](s *Store, ctx context.Context, tenant, id string, find fun
 			before = new(T)
 			fill(rec, before)
 		}
-		if err := apply(t, rec, work); err != nil {
+		if err := apply(t, rec, work, before); err != nil {
 			return err
 		}
 		out = work // what the function left is no longer needed: it becomes what was stored
@@ -352,7 +353,7 @@ func update[R, T any](s *Store, ctx context.Context, tenant, id string, find fun
 		if p != nil {
 			if err := events(p, before, out); err != nil {
 				// The state apply restores was stored a moment ago, so it passes apply's checks.
-				if undo := apply(t, rec, before); undo != nil {
+				if undo := apply(t, rec, before, out); undo != nil {
 					return fmt.Errorf("%w; undoing the change: %w", err, undo)
 				}
 				return err

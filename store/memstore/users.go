@@ -96,10 +96,12 @@ func (us *Users) Update(ctx context.Context, tenant, id string, fn func(*store.U
 
 // applyUser stores what an Update function left, with its meta times (stamp.User), keeping the
 // indexes in step.
-func (t *tenantData) applyUser(rec *userRec, work *store.User) error {
-	var before store.User
-	rec.view(&before)
-	stamp.User(&before, work, stamp.Now())
+func (t *tenantData) applyUser(rec *userRec, work, prior *store.User) error {
+	if prior == nil {
+		prior = new(store.User)
+		rec.view(prior)
+	}
+	stamp.User(prior, work, stamp.Now())
 	return t.storeUser(rec, work)
 }
 
