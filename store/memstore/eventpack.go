@@ -224,7 +224,8 @@ func (d *packDict) at(h uint32) int32 {
 // 0 and 0 for none.
 func (t *packTable) tokenAt(b []byte) (int, byte) {
 	for _, ti := range t.byFirst[b[0]] {
-		if s := packTokens[ti]; len(b) >= len(s) && string(b[:len(s)]) == s {
+		// The second byte first: most tokens that share a first byte differ there.
+		if s := packTokens[ti]; len(b) >= len(s) && b[1] == s[1] && string(b[:len(s)]) == s {
 			return len(s), packBytes[ti]
 		}
 	}
