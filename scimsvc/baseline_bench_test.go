@@ -7,15 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/visid/visid/internal/scimbench"
 	"github.com/visid/visid/store"
 )
 
@@ -52,42 +51,14 @@ func BenchmarkVsHandWritten(b *testing.B) {
 	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", h))
 	var created atomic.Int64
 	created.Store(baselineUsers)
-	ops := []struct {
-		name   string
-		method string
-		status int
-		// req returns the path under the tenant's URL and the body of the i-th request.
-		req func(i int) (string, string)
-	}{
-		{"get", "GET", http.StatusOK, func(i int) (string, string) {
-			return "/Users/" + ids[i%baselineUsers], ""
-		}},
-		{"filter", "GET", http.StatusOK, func(i int) (string, string) {
-			return "/Users?filter=" + url.QueryEscape(fmt.Sprintf(`userName eq "user%07d@example.com"`, i%baselineUsers)), ""
-		}},
-		{"patch-active", "PATCH", http.StatusOK, func(i int) (string, string) {
-			// Alternate so that every request changes the user.
-			active := strconv.FormatBool((i/baselineUsers)%2 == 1)
-			return "/Users/" + ids[i%baselineUsers], `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],` +
-				`"Operations":[{"op":"replace","path":"active","value":` + active + `}]}`
-		}},
-		{"post", "POST", http.StatusCreated, func(int) (string, string) {
-			n := created.Add(1)
-			name := fmt.Sprintf("user%07d@example.com", n)
-			return "/Users", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
-				`"externalId":"ext-` + strconv.FormatInt(n, 10) + `","userName":"` + name + `","active":true,` +
-				`"emails":[{"primary":true,"type":"work","value":"` + name + `"}],` +
-				`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},` +
-				`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R&D"}}`
-		}},
-	}
+	ops := scimbench.Ops(&created)
 	for _, op := range ops {
 		for _, c := range []struct {
 			name string
 			h    http.Handler
 			base string
 		}{{"visid", mux, "/scim/v2/acme"}, {"bare", bare, "/acme"}} {
-			b.Run("op="+op.name+"/impl="+c.name, func(b *testing.B) {
+			b.Run("op="+op.Name+"/impl="+c.name, func(b *testing.B) {
 				srv := httptest.NewServer(c.h)
 				defer srv.Close()
 				client := srv.Client()
@@ -95,16 +66,16 @@ func BenchmarkVsHandWritten(b *testing.B) {
 				var next atomic.Int64
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu := processCPU()
-				defer func() { b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
+				cpu := scimbench.ProcessCPU()
+				defer func() { b.ReportMetric(float64(scimbench.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						p, body := op.req(int(next.Add(1)))
+						p, body := op.Req(ids, int(next.Add(1)))
 						var rd io.Reader
 						if body != "" {
 							rd = strings.NewReader(body)
 						}
-						req, _ := http.NewRequest(op.method, srv.URL+c.base+p, rd)
+						req, _ := http.NewRequest(op.Method, srv.URL+c.base+p, rd)
 						req.Header.Set("Authorization", "Bearer "+key)
 						if body != "" {
 							req.Header.Set("Content-Type", "application/scim+json")
@@ -116,8 +87,8 @@ func BenchmarkVsHandWritten(b *testing.B) {
 						}
 						_, _ = io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
-						if resp.StatusCode != op.status {
-							b.Errorf("%s %s: status %d", op.method, p, resp.StatusCode)
+						if resp.StatusCode != op.Status {
+							b.Errorf("%s %s: status %d", op.Method, p, resp.StatusCode)
 							return
 						}
 					}
@@ -125,15 +96,6 @@ func BenchmarkVsHandWritten(b *testing.B) {
 			})
 		}
 	}
-}
-
-// processCPU is the user and system CPU time the process has used, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // handWritten is the floor BenchmarkVsHandWritten compares with: users in a map by id with a

@@ -16,6 +16,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/visid/visid/internal/scimbench"
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
@@ -117,8 +118,8 @@ func BenchmarkGetUser(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
-			defer func() { b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
+			cpu := scimbench.ProcessCPU()
+			defer func() { b.ReportMetric(float64(scimbench.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
 			b.RunParallel(func(pb *testing.PB) {
 				req, _ := http.NewRequest("GET", srv.URL+path, nil)
 				req.Header.Set("Authorization", "Bearer "+key)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/visid/visid/internal/scimbench"
 	"github.com/visid/visid/scimsvc"
 )
 
@@ -42,13 +43,7 @@ func BenchmarkEventLogMemory(b *testing.B) {
 					})
 				}
 				for i := range n {
-					name := fmt.Sprintf("user%07d@example.com", i)
-					body := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
-						`"externalId":"ext-` + strconv.Itoa(i) + `","userName":"` + name + `","active":true,` +
-						`"emails":[{"primary":true,"type":"work","value":"` + name + `"}],` +
-						`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},` +
-						`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R&D"}}`
-					req := httptest.NewRequest("POST", "/acme/Users", strings.NewReader(body))
+					req := httptest.NewRequest("POST", "/acme/Users", strings.NewReader(scimbench.UserJSON(int64(i))))
 					req.Header.Set("Authorization", "Bearer "+key)
 					req.Header.Set("Content-Type", "application/scim+json")
 					w := discard{h: http.Header{}}

@@ -8,16 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/visid/visid/internal/scimbench"
 	"github.com/visid/visid/ratelimit"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
@@ -53,20 +51,20 @@ func BenchmarkIdPOverhead(b *testing.B) {
 	}
 	created := atomic.Int64{}
 	created.Store(overheadUsers)
-	for _, op := range overheadOps(&created) {
+	for _, op := range scimbench.Ops(&created) {
 		for _, s := range targets {
 			// The count goes on from one run of the sub-benchmark to the next, so that every
 			// PATCH changes its user.
 			var next atomic.Int64
-			b.Run("op="+op.name+"/impl="+s.name, func(b *testing.B) {
+			b.Run("op="+op.Name+"/impl="+s.name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu := processCPU()
-				defer func() { b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
+				cpu := scimbench.ProcessCPU()
+				defer func() { b.ReportMetric(float64(scimbench.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op") }()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
-						p, body := op.req(s.ids, int(next.Add(1)))
-						if err := s.do(op.method, p, body, op.status); err != nil {
+						p, body := op.Req(s.ids, int(next.Add(1)))
+						if err := s.do(op.Method, p, body, op.Status); err != nil {
 							b.Error(err)
 							return
 						}
@@ -216,7 +214,7 @@ func (s *benchTarget) preload(b *testing.B, ctx context.Context) []string {
 
 // create POSTs user i and returns its id.
 func (s *benchTarget) create(i int) (string, error) {
-	req, err := http.NewRequest("POST", s.base+"/Users", strings.NewReader(benchUserJSON(int64(i))))
+	req, err := http.NewRequest("POST", s.base+"/Users", strings.NewReader(scimbench.UserJSON(int64(i))))
 	if err != nil {
 		return "", err
 	}
@@ -234,54 +232,4 @@ func (s *benchTarget) create(i int) (string, error) {
 		return "", fmt.Errorf("creating user %d: status %d, %v", i, resp.StatusCode, err)
 	}
 	return u.ID, nil
-}
-
-// overheadOp is one operation of BenchmarkIdPOverhead.
-type overheadOp struct {
-	name   string
-	method string
-	status int
-	// req returns the path under the tenant's URL and the body of the i-th request on the
-	// users ids.
-	req func(ids []string, i int) (string, string)
-}
-
-// overheadOps are the four operations; POST numbers its users from created on.
-func overheadOps(created *atomic.Int64) []overheadOp {
-	return []overheadOp{
-		{"get", "GET", http.StatusOK, func(ids []string, i int) (string, string) {
-			return "/Users/" + ids[i%len(ids)], ""
-		}},
-		{"filter", "GET", http.StatusOK, func(ids []string, i int) (string, string) {
-			return "/Users?filter=" + url.QueryEscape(fmt.Sprintf(`userName eq "user%07d@example.com"`, i%len(ids))), ""
-		}},
-		{"patch-active", "PATCH", http.StatusOK, func(ids []string, i int) (string, string) {
-			// Alternate so that every request changes the user.
-			active := strconv.FormatBool((i/len(ids))%2 == 1)
-			return "/Users/" + ids[i%len(ids)], `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],` +
-				`"Operations":[{"op":"replace","path":"active","value":` + active + `}]}`
-		}},
-		{"post", "POST", http.StatusCreated, func([]string, int) (string, string) {
-			return "/Users", benchUserJSON(created.Add(1))
-		}},
-	}
-}
-
-// benchUserJSON is the SCIM body of user n, with the attributes Entra ID provisions.
-func benchUserJSON(n int64) string {
-	name := fmt.Sprintf("user%07d@example.com", n)
-	return `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
-		`"externalId":"ext-` + strconv.FormatInt(n, 10) + `","userName":"` + name + `","active":true,` +
-		`"emails":[{"primary":true,"type":"work","value":"` + name + `"}],` +
-		`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},` +
-		`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R&D"}}`
-}
-
-// processCPU is the user and system CPU time the process has used, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
