@@ -128,7 +128,7 @@ func (k *resources[T, P]) write(e *encoder, tenant string, v *T, p *projection) 
 func (k *resources[T, P]) respond(w http.ResponseWriter, r *http.Request, status int, v *T) {
 	_, meta := k.common(v)
 	p := requestProjection(r, k.rt)
-	if p.only == nil && p.except == nil {
+	if k.h.cfg.Events != nil && p.empty() {
 		if body := renderedBody(r.Context(), v); body != nil {
 			writeJSONTagged(w, status, body, true, meta.Version)
 			return

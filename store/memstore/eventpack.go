@@ -110,16 +110,11 @@ func newPackDict(text string) *packDict {
 	return d
 }
 
-// pack returns data packed, as a string of its own: tokens for packTokens, and references for
-// repeats of at least packMinRef bytes met within packMaxDist before (an id in a location, a
-// userName as an email, a lastModified equal to created), in data, in subject or in dict (may
-// be nil), which unpack is given again as if they came before the data.
-func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
-	return string(t.appendPack(nil, nil, dict, subject, in))
-}
-
-// appendPack appends what pack returns to out, using *scratch (may be nil), which it grows, for
-// its working copy of subject and in.
+// appendPack appends in packed to out: tokens for packTokens, and references for repeats of at
+// least packMinRef bytes met within packMaxDist before (an id in a location, a userName as an
+// email, a lastModified equal to created), in data, in subject or in dict (may be nil), which
+// unpack is given again as if they came before the data. *scratch (may be nil), which it grows,
+// holds its working copy of subject and in.
 func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subject string, in json.RawMessage) []byte {
 	if len(in) == 0 {
 		return out

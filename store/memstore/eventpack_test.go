@@ -114,3 +114,8 @@ func TestLogEntryRoundTrip(t *testing.T) {
 		t.Error("visid's own names are not kept by index, or a host's are")
 	}
 }
+
+// pack returns in packed as a string of its own.
+func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
+	return string(t.appendPack(nil, nil, dict, subject, in))
+}
