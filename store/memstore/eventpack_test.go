@@ -14,17 +14,20 @@ import (
 	"github.com/visid/visid/store/internal/changes"
 )
 
+// testUser is a user as the SCIM API renders it.
+const testUser = `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
+	`"id":"user_01m8axv8zfq1zncta08sgjqqm6","externalId":"ext-1","userName":"user0000001@example.com",` +
+	`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},"active":true,` +
+	`"emails":[{"value":"user0000001@example.com","type":"work","primary":true}],` +
+	`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R\u0026D"},` +
+	`"meta":{"resourceType":"User","created":"2026-11-26T03:19:36.687152455Z","lastModified":"2026-11-26T03:19:36.687152455Z",` +
+	`"location":"https://id.example.com/scim/v2/acme/Users/user_01m8axv8zfq1zncta08sgjqqm6","version":"W/\"1\""}}`
+
 // Packing gives back every input exactly, and keeps a user as the SCIM API renders it in well
 // under half its length.
 func TestPackRoundTrip(t *testing.T) {
 	pt := newPackTable()
-	user := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],` +
-		`"id":"user_01m8axv8zfq1zncta08sgjqqm6","externalId":"ext-1","userName":"user0000001@example.com",` +
-		`"name":{"formatted":"Ann Lee","familyName":"Lee","givenName":"Ann"},"active":true,` +
-		`"emails":[{"value":"user0000001@example.com","type":"work","primary":true}],` +
-		`"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"R\u0026D"},` +
-		`"meta":{"resourceType":"User","created":"2026-11-26T03:19:36.687152455Z","lastModified":"2026-11-26T03:19:36.687152455Z",` +
-		`"location":"https://id.example.com/scim/v2/acme/Users/user_01m8axv8zfq1zncta08sgjqqm6","version":"W/\"1\""}}`
+	user := testUser
 	cases := []struct {
 		name string
 		data string
@@ -104,7 +107,7 @@ func TestLogEntryRoundTrip(t *testing.T) {
 	var l eventLog
 	l.add(pt, events)
 	for i, want := range events {
-		got := l.entries[i].event(pt, "acme", l.dict)
+		got := l.entries[i].event(pt, "acme", &l)
 		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("event %d:\n got %+v\nwant %+v", i, got, want)
@@ -113,6 +116,36 @@ func TestLogEntryRoundTrip(t *testing.T) {
 	if l.entries[0].typ == 0 || l.entries[0].kind == 0 || l.entries[1].typ != 0 || l.entries[2].kind != 0 {
 		t.Error("visid's own names are not kept by index, or a host's are")
 	}
+}
+
+// TestLogDictPerKind records an API key's event before a tenant's first users, as a service
+// that issues the tenant's key first does, and checks that the users are still packed against a
+// user: each subject kind has its own dict, taken from its own first event.
+func TestLogDictPerKind(t *testing.T) {
+	pt := newPackTable()
+	when := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
+	other := strings.NewReplacer("user_01m8axv8zfq1zncta08sgjqqm6", "user_01m8axv9a7s0c0v2d4h5j6k7m8",
+		"user0000001", "user0000002", "ext-1", "ext-2").Replace(testUser)
+	key := store.Event{Type: store.EventAPIKeyCreated, SubjectKind: store.SubjectAPIKey, SubjectID: "key_1", Time: when,
+		Data: json.RawMessage(`{"id":"key_1","name":"demo key","tenants":["acme"],"scopes":["scim"]}`)}
+	users := []store.Event{
+		{Type: store.EventUserCreated, SubjectKind: store.SubjectUser, SubjectID: "user_01m8axv8zfq1zncta08sgjqqm6", Time: when, Data: json.RawMessage(testUser)},
+		{Type: store.EventUserCreated, SubjectKind: store.SubjectUser, SubjectID: "user_01m8axv9a7s0c0v2d4h5j6k7m8", Time: when, Data: json.RawMessage(other)},
+	}
+	host := store.Event{Type: "host.note", SubjectKind: string(store.EventUserCreated), SubjectID: "n", Time: when, Data: json.RawMessage(`{"note":"user0000001"}`)}
+	var keyFirst, usersOnly eventLog
+	keyFirst.add(pt, append([]store.Event{key}, append(users, host)...))
+	usersOnly.add(pt, users)
+	assert.Equal(t, len(usersOnly.entries[1].blob), len(keyFirst.entries[2].blob),
+		"the second user is packed as well after an API key's event as without it")
+	assert.Less(t, len(keyFirst.entries[2].blob), len(other)/5)
+	for i, want := range append([]store.Event{key}, append(users, host)...) {
+		got := keyFirst.entries[i].event(pt, "acme", &keyFirst)
+		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
+		assert.Equal(t, want, got, "event %d", i)
+	}
+	assert.NotSame(t, keyFirst.dicts[keyFirst.entries[0].dictIndex()], keyFirst.dicts[keyFirst.entries[1].dictIndex()])
+	assert.Zero(t, keyFirst.entries[3].dictIndex(), "a kind named like an event type is a host's kind")
 }
 
 // pack returns in packed as a string of its own.

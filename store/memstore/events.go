@@ -16,10 +16,13 @@ import (
 type eventLog struct {
 	last    int64 // the sequence number of the latest event recorded, removed or not
 	entries []logEntry
-	// dict is the data of the first event recorded with data, up to logDictSize bytes, which
-	// every entry's data is packed against: the URL of the tenant's resources, the domains and
-	// values its users share are references to it. It never changes once set.
-	dict *packDict
+	// dicts are, per subject kind (an entry's kind: 0 for a kind logNames lacks, else the
+	// index of a visid kind), the data of the first event of that kind recorded with data, up to
+	// logDictSize bytes, which the data of every entry of the kind is packed against: the URL
+	// of the tenant's resources, the domains and values its users share are references to it.
+	// A dict never changes once set. Each kind has its own, so that the first user event of a
+	// tenant whose first event was an API key's still gives users a user to refer to.
+	dicts [1 + numLogKinds]*packDict
 	// scratch and packing are entryBlob's buffers, kept from one event to the next.
 	scratch, packing []byte
 }
@@ -43,10 +46,16 @@ type logEntry struct {
 	blob  string
 }
 
+// logKinds are the subject kinds visid records, first in logNames.
+var logKinds = [...]string{store.SubjectUser, store.SubjectGroup, store.SubjectClient, store.SubjectAPIKey, store.SubjectTenant}
+
+// numLogKinds is how many subject kinds logNames starts with.
+const numLogKinds = len(logKinds)
+
 // logNames are the event types and subject kinds visid records, which an entry names by index;
 // any other (an event a host appended) is kept in the entry's blob.
 var logNames = func() []string {
-	names := []string{store.SubjectUser, store.SubjectGroup, store.SubjectClient, store.SubjectAPIKey, store.SubjectTenant}
+	names := append([]string(nil), logKinds[:]...)
 	for _, t := range []store.EventType{
 		store.EventUserCreated, store.EventUserUpdated, store.EventUserDeactivated,
 		store.EventUserReactivated, store.EventUserDeleted, store.EventGroupCreated,
@@ -81,23 +90,25 @@ func commit(p *changes.Pending, t *tenantData) {
 // add appends events to the log, numbering them.
 func (l *eventLog) add(pt *packTable, events []store.Event) {
 	for _, e := range events {
-		if l.dict == nil && len(e.Data) > 0 {
-			l.dict = newPackDict(string(e.Data[:min(len(e.Data), logDictSize)]))
-		}
 		l.last++
 		x := logEntry{
 			seq: l.last, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()),
 			typ: logName(string(e.Type)), kind: logName(e.SubjectKind), actor: e.Actor,
 		}
-		x.blob = l.entryBlob(x.typ, x.kind, e, pt)
+		d := &l.dicts[x.dictIndex()]
+		if *d == nil && len(e.Data) > 0 {
+			*d = newPackDict(string(e.Data[:min(len(e.Data), logDictSize)]))
+		}
+		x.blob = l.entryBlob(x.typ, x.kind, e, pt, *d)
 		l.entries = append(l.entries, x)
 	}
 }
 
 // entryBlob returns the one string an entry keeps of e's variable part: the type and subject kind
 // when logNames lacks them (typ or kind 0), then the subject id, each after its length as a
-// uvarint, then e's data packed with the log's dict and the subject id as its dictionary.
-func (l *eventLog) entryBlob(typ, kind uint8, e store.Event, pt *packTable) string {
+// uvarint, then e's data packed with dict (the log's for e's kind) and the subject id as its
+// dictionary.
+func (l *eventLog) entryBlob(typ, kind uint8, e store.Event, pt *packTable, dict *packDict) string {
 	buf := l.scratch[:0]
 	if typ == 0 {
 		buf = binary.AppendUvarint(buf, uint64(len(e.Type)))
@@ -109,13 +120,22 @@ func (l *eventLog) entryBlob(typ, kind uint8, e store.Event, pt *packTable) stri
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(e.SubjectID)))
 	buf = append(buf, e.SubjectID...)
-	buf = pt.appendPack(buf, &l.packing, l.dict, e.SubjectID, e.Data)
+	buf = pt.appendPack(buf, &l.packing, dict, e.SubjectID, e.Data)
 	l.scratch = buf
 	return string(buf)
 }
 
-// event returns the event of entry x of tenant's log, whose dict is dict.
-func (x *logEntry) event(pt *packTable, tenant string, dict *packDict) store.Event {
+// dictIndex is the index in eventLog.dicts of the dict x's data is packed against: its kind's.
+func (x *logEntry) dictIndex() int {
+	if int(x.kind) > numLogKinds {
+		return 0 // an event type's name as a kind: a kind of the host's
+	}
+	return int(x.kind)
+}
+
+// event returns the event of entry x of tenant's log l.
+func (x *logEntry) event(pt *packTable, tenant string, l *eventLog) store.Event {
+	dict := l.dicts[x.dictIndex()]
 	rest := x.blob
 	next := func() string {
 		n, w := binary.Uvarint([]byte(rest[:min(len(rest), binary.MaxVarintLen64)]))
@@ -161,7 +181,7 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 		end := min(len(entries), i+limit)
 		out = make([]store.Event, 0, end-i)
 		for j := i; j < end; j++ {
-			out = append(out, entries[j].event(t.pack, tenant, t.log.dict))
+			out = append(out, entries[j].event(t.pack, tenant, &t.log))
 		}
 		return nil
 	})
