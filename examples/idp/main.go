@@ -199,6 +199,10 @@ Flags of the service:
                      client of examples/rp, and print their secrets (default: on for SQLite and
                      memory, off for PostgreSQL; -demo=false turns it off)
   -log-level LEVEL   debug, info, warn or error (default info); logs go to stderr
+  -access-log-delay D
+                     how long a request's access log line may wait in memory to be written with
+                     others in one write (default 100ms, at most 10s; 0 writes each at once);
+                     the service's other log lines are written at once, after those waiting
   -redis URL         redis://HOST:PORT/DB: share the SCIM rate limits (200 requests a minute per
                      API key and tenant) and the sign-in pages' limit (60 requests a minute per
                      address) with every instance that uses the same Redis

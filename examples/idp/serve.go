@@ -34,6 +34,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address)")
 	db := fs.String("db", defaultDB, dbUsage)
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
+	accessFlush := fs.Duration("access-log-delay", defaultAccessLogDelay, "how long access log lines may wait to be written together (0: each at once)")
 	redisFlag := fs.String("redis", "", "redis://… shares the SCIM and sign-in rate limits with every instance through Redis")
 	requirePAR := fs.Bool("require-par", false, "every client must start sign-ins with a pushed authorization request")
 	retention := fs.Duration("event-retention", defaultEventRetention, "how long events are kept")
@@ -82,7 +83,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *accessFlush < 0 || *accessFlush > maxAccessLogDelay {
+		return &cli.UsageError{Msg: fmt.Sprintf("-access-log-delay %v: give 0 (each line at once) up to %v", *accessFlush, maxAccessLogDelay)}
+	}
+	// The access log's lines wait up to -access-log-delay to be written together; the service's
+	// own records are written at once, after them.
+	logOut := httpserve.NewLogWriter(stderr, *accessFlush)
+	defer logOut.Flush()
+	logOpts := &slog.HandlerOptions{Level: level}
+	log := slog.New(slog.NewTextHandler(logOut.Now(), logOpts))
+	accessLog := slog.New(slog.NewTextHandler(logOut, logOpts))
 
 	d, err := openDB(ctx, *db)
 	if err != nil {
@@ -147,7 +157,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go deliverer.Run(ctx, webhookInterval)
-	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(log, svc.handler()), log)}
+	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler()), log)}
 	if adminLn != nil {
 		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: sec.keys, log: log}
 		servers = append(servers, httpserve.Start(adminLn, adminHandler(metrics, rd), log))
@@ -157,6 +167,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, start)
 	return httpserve.WaitAll(ctx, log, servers...)
 }
+
+// defaultAccessLogDelay is how long an access log line may wait to be written with others
+// (-access-log-delay), and maxAccessLogDelay the most it may be set to.
+const (
+	defaultAccessLogDelay = 100 * time.Millisecond
+	maxAccessLogDelay     = 10 * time.Second
+)
 
 // defaultEventRetention is how long the service keeps events (-event-retention).
 const defaultEventRetention = 30 * 24 * time.Hour

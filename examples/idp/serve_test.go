@@ -188,6 +188,8 @@ func TestServeFlagErrors(t *testing.T) {
 	}{
 		{"db", []string{"-db", "mysql://localhost/idp"}, true, []string{"memory", "sqlite:PATH", "postgres://"}},
 		{"log level", []string{"-log-level", "verbose"}, true, []string{"debug, info, warn or error"}},
+		{"access log delay negative", []string{"-access-log-delay", "-1ms"}, true, []string{"-access-log-delay", "10s"}},
+		{"access log delay too long", []string{"-access-log-delay", "1h"}, true, []string{"-access-log-delay", "10s"}},
 		{"base url not absolute", []string{"-base-url", "id.example.com"}, true, []string{"-base-url"}},
 		{"base url with query", []string{"-base-url", "https://id.example.com/?x=1"}, true, []string{"-base-url"}},
 		{"unknown flag", []string{"-port", "80"}, true, []string{"-port"}},

@@ -152,3 +152,17 @@ func TestLogDictPerKind(t *testing.T) {
 func (t *packTable) pack(dict *packDict, subject string, in json.RawMessage) string {
 	return string(t.appendPack(nil, nil, dict, subject, in))
 }
+
+// BenchmarkPackUser packs a user as its event's data against the log's dict (another user).
+func BenchmarkPackUser(b *testing.B) {
+	pt := newPackTable()
+	other := strings.NewReplacer("user_01m8axv8zfq1zncta08sgjqqm6", "user_01m8axv9a7s0c0v2d4h5j6k7m8",
+		"user0000001", "user0000002", "ext-1", "ext-2", "36.687152455", "37.001234567").Replace(testUser)
+	dict := newPackDict(testUser)
+	var out, scratch []byte
+	b.ReportAllocs()
+	b.SetBytes(int64(len(other)))
+	for b.Loop() {
+		out = pt.appendPack(out[:0], &scratch, dict, "user_01m8axv9a7s0c0v2d4h5j6k7m8", json.RawMessage(other))
+	}
+}
