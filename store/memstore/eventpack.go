@@ -66,24 +66,39 @@ const packVerbatim = 0x1f
 
 // packTable is what pack and unpack look tokens up in.
 type packTable struct {
-	// byFirst lists, for each first byte, the indexes of the tokens that start with it,
-	// longest first.
-	byFirst [256][]uint8
+	// byPrefix lists, by the hash of their first packPrefix bytes, the indexes of the tokens,
+	// longest first: a token that starts another has the same first bytes, as every token is
+	// at least packPrefix long, so the first whole match in the list is the longest token.
+	byPrefix [1 << packPrefixBits][]uint8
+	// prefix is the first packPrefix bytes of each token, as prefixOf reads them.
+	prefix [len(packTokens)]uint64
 	// token is the string of each packed byte, "" for a byte that is not one.
 	token [32]string
 	// starts says of each byte whether a token starts with it.
 	starts [256]bool
 }
 
+// packPrefix is how many first bytes of a token tokenAt compares at once: every token is at
+// least that long. packPrefixBits sizes the table of their hashes.
+const (
+	packPrefix     = 8
+	packPrefixBits = 8
+)
+
 func newPackTable() *packTable {
 	t := &packTable{}
 	for i, s := range packTokens {
+		if len(s) < packPrefix {
+			panic("memstore: a pack token shorter than packPrefix")
+		}
 		t.token[packBytes[i]] = s
-		t.byFirst[s[0]] = append(t.byFirst[s[0]], uint8(i))
+		t.prefix[i] = prefixOf(s)
+		list := &t.byPrefix[prefixHash(t.prefix[i])]
+		*list = append(*list, uint8(i))
 		t.starts[s[0]] = true
 	}
-	for _, list := range t.byFirst {
-		for i := 1; i < len(list); i++ { // few tokens per byte: insertion sort, longest first
+	for _, list := range t.byPrefix {
+		for i := 1; i < len(list); i++ { // few tokens per hash: insertion sort, longest first
 			for j := i; j > 0 && len(packTokens[list[j]]) > len(packTokens[list[j-1]]); j-- {
 				list[j], list[j-1] = list[j-1], list[j]
 			}
@@ -91,6 +106,16 @@ func newPackTable() *packTable {
 	}
 	return t
 }
+
+// prefixOf returns the first packPrefix bytes of b (at least that long) as one number.
+func prefixOf[T string | []byte](b T) uint64 {
+	_ = b[packPrefix-1]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// prefixHash hashes a prefix to packPrefixBits bits.
+func prefixHash(v uint64) uint64 { return v * 0x9e3779b97f4a7c15 >> (64 - packPrefixBits) }
 
 // packMark reports whether b is a byte packing gives a meaning to.
 func packMark(b byte) bool { return b < 0x20 && b != '\t' && b != '\n' && b != '\r' }
@@ -218,9 +243,12 @@ func (d *packDict) at(h uint32) int32 {
 // tokenAt returns the length of the token that b starts with and the byte that stands for it;
 // 0 and 0 for none.
 func (t *packTable) tokenAt(b []byte) (int, byte) {
-	for _, ti := range t.byFirst[b[0]] {
-		// The second byte first: most tokens that share a first byte differ there.
-		if s := packTokens[ti]; len(b) >= len(s) && b[1] == s[1] && string(b[:len(s)]) == s {
+	if len(b) < packPrefix {
+		return 0, 0
+	}
+	v := prefixOf(b)
+	for _, ti := range t.byPrefix[prefixHash(v)] {
+		if s := packTokens[ti]; t.prefix[ti] == v && len(b) >= len(s) && string(b[packPrefix:len(s)]) == s[packPrefix:] {
 			return len(s), packBytes[ti]
 		}
 	}
