@@ -107,13 +107,13 @@ func TestLogEntryRoundTrip(t *testing.T) {
 	var l eventLog
 	l.add(pt, events)
 	for i, want := range events {
-		got := l.entries[i].event(pt, "acme", &l)
+		got := l.entry(i).event(pt, "acme", &l)
 		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("event %d:\n got %+v\nwant %+v", i, got, want)
 		}
 	}
-	if l.entries[0].typ == 0 || l.entries[0].kind == 0 || l.entries[1].typ != 0 || l.entries[2].kind != 0 {
+	if l.entry(0).typ == 0 || l.entry(0).kind == 0 || l.entry(1).typ != 0 || l.entry(2).kind != 0 {
 		t.Error("visid's own names are not kept by index, or a host's are")
 	}
 }
@@ -136,16 +136,16 @@ func TestLogDictPerKind(t *testing.T) {
 	var keyFirst, usersOnly eventLog
 	keyFirst.add(pt, append([]store.Event{key}, append(users, host)...))
 	usersOnly.add(pt, users)
-	assert.Equal(t, len(usersOnly.entries[1].blob), len(keyFirst.entries[2].blob),
+	assert.Equal(t, len(usersOnly.entry(1).blob), len(keyFirst.entry(2).blob),
 		"the second user is packed as well after an API key's event as without it")
-	assert.Less(t, len(keyFirst.entries[2].blob), len(other)/5)
+	assert.Less(t, len(keyFirst.entry(2).blob), len(other)/5)
 	for i, want := range append([]store.Event{key}, append(users, host)...) {
-		got := keyFirst.entries[i].event(pt, "acme", &keyFirst)
+		got := keyFirst.entry(i).event(pt, "acme", &keyFirst)
 		want.Tenant, want.Cursor = "acme", changes.FormatCursor(int64(i+1))
 		assert.Equal(t, want, got, "event %d", i)
 	}
-	assert.NotSame(t, keyFirst.dicts[keyFirst.entries[0].dictIndex()], keyFirst.dicts[keyFirst.entries[1].dictIndex()])
-	assert.Zero(t, keyFirst.entries[3].dictIndex(), "a kind named like an event type is a host's kind")
+	assert.NotSame(t, keyFirst.dicts[keyFirst.entry(0).dictIndex()], keyFirst.dicts[keyFirst.entry(1).dictIndex()])
+	assert.Zero(t, keyFirst.entry(3).dictIndex(), "a kind named like an event type is a host's kind")
 }
 
 // pack returns in packed as a string of its own.

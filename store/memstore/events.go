@@ -14,8 +14,12 @@ import (
 // eventLog is one tenant's events, in the order they were recorded, behind the tenant's lock:
 // the write that records an event is the write that makes its change.
 type eventLog struct {
-	last    int64 // the sequence number of the latest event recorded, removed or not
-	entries []logEntry
+	last int64 // the sequence number of the latest event recorded, removed or not
+	// chunks hold the entries in order, logChunk in each but the last. A log that grows never
+	// copies the entries it has: one slice of them all, reallocated as it grew, cost more than
+	// the rest of recording an event (its whole length copied, with the collector's write
+	// barriers, at each growth).
+	chunks [][]logEntry
 	// dicts are, per subject kind (an entry's kind: 0 for a kind logNames lacks, else the
 	// index of a visid kind), the data of the first event of that kind recorded with data, up to
 	// logDictSize bytes, which the data of every entry of the kind is packed against: the URL
@@ -25,6 +29,50 @@ type eventLog struct {
 	dicts [1 + numLogKinds]*packDict
 	// scratch and packing are entryBlob's buffers, kept from one event to the next.
 	scratch, packing []byte
+}
+
+// logChunk is how many entries a chunk of an event log holds: 28 KiB.
+const logChunk = 512
+
+// len returns how many entries l holds.
+func (l *eventLog) len() int {
+	if len(l.chunks) == 0 {
+		return 0
+	}
+	return (len(l.chunks)-1)*logChunk + len(l.chunks[len(l.chunks)-1])
+}
+
+// entry returns entry i of l, which holds it.
+func (l *eventLog) entry(i int) *logEntry { return &l.chunks[i/logChunk][i%logChunk] }
+
+// push appends x to l. The first chunk grows as a slice does, so that a small log stays
+// small; the next ones are made whole.
+func (l *eventLog) push(x logEntry) {
+	n := len(l.chunks)
+	if n == 0 || len(l.chunks[n-1]) == logChunk {
+		var c []logEntry
+		if n > 0 {
+			c = make([]logEntry, 0, logChunk)
+		}
+		l.chunks = append(l.chunks, c)
+		n++
+	}
+	l.chunks[n-1] = append(l.chunks[n-1], x)
+}
+
+// truncate keeps the first n entries of l and releases the rest.
+func (l *eventLog) truncate(n int) {
+	if n >= l.len() {
+		return
+	}
+	keep := (n + logChunk - 1) / logChunk // chunks that still hold an entry
+	if keep > 0 {
+		last := l.chunks[keep-1]
+		clear(last[n-(keep-1)*logChunk:])
+		l.chunks[keep-1] = last[:n-(keep-1)*logChunk]
+	}
+	clear(l.chunks[keep:])
+	l.chunks = l.chunks[:keep]
 }
 
 // logDictSize is the most bytes of an event's data that become a log's dict: a user as the
@@ -100,7 +148,7 @@ func (l *eventLog) add(pt *packTable, events []store.Event) {
 			*d = newPackDict(string(e.Data[:min(len(e.Data), logDictSize)]))
 		}
 		x.blob = l.entryBlob(x.typ, x.kind, e, pt, *d)
-		l.entries = append(l.entries, x)
+		l.push(x)
 	}
 }
 
@@ -176,12 +224,13 @@ func (es *Events) List(ctx context.Context, tenant, after string, limit int) ([]
 	}
 	var out []store.Event
 	err = es.s.read(ctx, tenant, func(t *tenantData) error {
-		entries := t.log.entries
-		i := sort.Search(len(entries), func(i int) bool { return entries[i].seq > from })
-		end := min(len(entries), i+limit)
+		l := &t.log
+		n := l.len()
+		i := sort.Search(n, func(i int) bool { return l.entry(i).seq > from })
+		end := min(n, i+limit)
 		out = make([]store.Event, 0, end-i)
 		for j := i; j < end; j++ {
-			out = append(out, entries[j].event(t.pack, tenant, &t.log))
+			out = append(out, l.entry(j).event(t.pack, tenant, l))
 		}
 		return nil
 	})
@@ -217,17 +266,20 @@ func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, err
 	n := 0
 	for _, t := range tenants {
 		t.mu.Lock()
-		keep := 0
-		for _, x := range t.log.entries {
+		l := &t.log
+		keep, total := 0, l.len()
+		for i := range total {
+			x := l.entry(i)
 			if time.Unix(x.sec, int64(x.nsec)).Before(before) {
 				continue
 			}
-			t.log.entries[keep] = x
+			if keep != i {
+				*l.entry(keep) = *x
+			}
 			keep++
 		}
-		n += len(t.log.entries) - keep
-		clear(t.log.entries[keep:])
-		t.log.entries = t.log.entries[:keep]
+		n += total - keep
+		l.truncate(keep)
 		t.mu.Unlock()
 	}
 	return n, nil
