@@ -189,6 +189,8 @@ type Config struct {
 	// type>", with the method, resource type and status as attributes: never a path, query,
 	// header or body. Store calls made under the request are its children. nil:
 	// otel.GetTracerProvider(), which records nothing until the host installs an SDK.
+	// OpenTelemetry's no-op provider (noop.NewTracerProvider()) says the host traces nothing:
+	// no span is started.
 	TracerProvider trace.TracerProvider
 	// MetricsTenant adds the tenant (visid.tenant) to the attributes of the metrics of
 	// requests whose API key may act on it; requests refused before (MetricAuthFailures, and

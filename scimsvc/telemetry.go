@@ -85,7 +85,10 @@ type telemetry struct {
 
 func newTelemetry(cfg Config) (*telemetry, error) {
 	m, tracer := observe.Providers(instrumentationName, cfg.MeterProvider, cfg.TracerProvider)
-	t := &telemetry{tracer: tracer, tenants: cfg.MetricsTenant}
+	t := &telemetry{tenants: cfg.MetricsTenant}
+	if observe.Traces(cfg.TracerProvider) {
+		t.tracer = tracer
+	}
 	var err error
 	if t.requests, err = m.Int64Counter(MetricRequests, metric.WithUnit("{request}"),
 		metric.WithDescription("SCIM requests by resource type, method and status class")); err != nil {
@@ -211,12 +214,15 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 			method = "_OTHER"
 		}
 		_, rt := pathLabels(r.URL.Path)
-		ss := startSpan(method, rt)
-		ctx, span := t.tracer.Start(r.Context(), ss.name, ss.opts...)
-		if span.SpanContext().IsValid() {
-			// Store calls and other children see the span; a span that is not even
-			// sampled out (no SDK) has nothing to pass on.
-			r = r.WithContext(ctx)
+		ctx, span := r.Context(), trace.Span(nil)
+		if t.tracer != nil {
+			ss := startSpan(method, rt)
+			ctx, span = t.tracer.Start(ctx, ss.name, ss.opts...)
+			if span.SpanContext().IsValid() {
+				// Store calls and other children see the span; a span that is not even
+				// sampled out (no SDK) has nothing to pass on.
+				r = r.WithContext(ctx)
+			}
 		}
 		sw := &statusWriter{StatusWriter: observe.StatusWriter{ResponseWriter: w}}
 		defer func() {
@@ -228,10 +234,12 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 				status = http.StatusInternalServerError
 				defer panic(p)
 			}
-			recording := span.IsRecording()
+			recording := span != nil && span.IsRecording()
 			metrics := t.requests.Enabled(ctx) || t.duration.Enabled(ctx)
 			if !recording && !metrics {
-				span.End()
+				if span != nil {
+					span.End()
+				}
 				return
 			}
 			a := t.attrs(requestLabels{rt, method, status}, sw.tenant)
@@ -241,7 +249,9 @@ func (t *telemetry) instrument(next http.Handler) http.Handler {
 					span.SetStatus(codes.Error, http.StatusText(status))
 				}
 			}
-			span.End()
+			if span != nil {
+				span.End()
+			}
 			if metrics {
 				t.requests.Add(ctx, 1, a.add...)
 				t.duration.Record(ctx, time.Since(start).Seconds(), a.record...)

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/visid/visid/internal/telemetrytest"
 	"github.com/visid/visid/scimsvc"
@@ -197,4 +198,24 @@ func TestSpansCarryNoSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With OpenTelemetry's no-op tracer provider (a host that traces nothing), requests are still
+// measured.
+func TestMetricsWithoutTracing(t *testing.T) {
+	rec := telemetrytest.New(t)
+	e := newEnv(t, func(c *scimsvc.Config) {
+		c.MeterProvider, c.TracerProvider = rec.MeterProvider, noop.NewTracerProvider()
+	})
+	created := e.do("POST", "/acme/Users", map[string]any{
+		"schemas": []string{"urn:ietf:params:scim:schemas:core:2.0:User"}, "userName": "ann@example.com"})
+	require.Equal(t, http.StatusCreated, created.Status, string(created.Body))
+	require.Equal(t, http.StatusNotFound, e.do("GET", "/acme/Users/no-such-id", nil).Status)
+	m := rec.Metrics(t)
+	assert.Equal(t, map[string]int64{
+		"http.request.method=POST,http.response.status_class=2xx,http.response.status_code=201,visid.scim.resource_type=Users": 1,
+		"http.request.method=GET,http.response.status_class=4xx,http.response.status_code=404,visid.scim.resource_type=Users":  1,
+	}, m[scimsvc.MetricRequests])
+	assert.Equal(t, m[scimsvc.MetricRequests], m[scimsvc.MetricRequestDuration])
+	assert.Empty(t, rec.Spans.Ended())
 }

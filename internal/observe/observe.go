@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Providers returns the meter and the tracer named name of mp and tp; a nil provider is the
@@ -22,6 +23,14 @@ func Providers(name string, mp metric.MeterProvider, tp trace.TracerProvider) (m
 		tp = otel.GetTracerProvider()
 	}
 	return mp.Meter(name), tp.Tracer(name)
+}
+
+// Traces reports whether tp may record spans: false only for OpenTelemetry's no-op provider
+// (noop.NewTracerProvider), with which a host says that it traces nothing, so that an
+// instrumented package starts no span at all rather than one that records nothing.
+func Traces(tp trace.TracerProvider) bool {
+	_, off := tp.(noop.TracerProvider)
+	return !off
 }
 
 // StatusWriter records the status of the response written through it: the first

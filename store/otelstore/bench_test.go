@@ -7,6 +7,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
@@ -14,8 +15,9 @@ import (
 )
 
 // BenchmarkUsersGet is a memstore Users.Get bare and wrapped: with the default providers
-// (which record nothing), with an SDK meter provider and the default tracer (as examples/idp
-// runs), and with an SDK meter and tracer that samples every span. The figures to quote are
+// (which record nothing), with an SDK meter provider and the default tracer, with an SDK meter
+// provider and OpenTelemetry's no-op tracer provider (as examples/idp runs: no span at all), and
+// with an SDK meter and tracer that samples every span. The figures to quote are
 // each wrapped variant's time per call minus bare's: what the wrapper adds to a call.
 func BenchmarkUsersGet(b *testing.B) {
 	ctx := context.Background()
@@ -41,6 +43,7 @@ func BenchmarkUsersGet(b *testing.B) {
 		{"bare", nil},
 		{"default", &otelstore.Config{}},
 		{"meter", &otelstore.Config{MeterProvider: mp}},
+		{"meter+noop", &otelstore.Config{MeterProvider: mp, TracerProvider: noop.NewTracerProvider()}},
 		{"meter+tracer", &otelstore.Config{MeterProvider: mp, TracerProvider: tp}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

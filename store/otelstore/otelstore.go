@@ -50,7 +50,8 @@ type Config struct {
 	// records nothing until the host installs an OpenTelemetry SDK.
 	MeterProvider metric.MeterProvider
 	// TracerProvider receives a client span for each call, named "store <operation>", a child
-	// of the span in the call's context. nil: otel.GetTracerProvider().
+	// of the span in the call's context. nil: otel.GetTracerProvider(). OpenTelemetry's no-op
+	// provider (noop.NewTracerProvider()) says the host traces nothing: no span is started.
 	TracerProvider trace.TracerProvider
 }
 
@@ -65,13 +66,16 @@ func Wrap(b store.Backend, cfg Config) (store.Backend, error) {
 	if err != nil {
 		return store.Backend{}, err
 	}
-	o := &observer{tracer: tracer, duration: dur}
+	o := &observer{duration: dur}
+	if observe.Traces(cfg.TracerProvider) {
+		o.tracer = tracer
+	}
 	return o.wrap(b), nil
 }
 
 // observer times and traces the calls of the stores it wraps.
 type observer struct {
-	tracer   trace.Tracer
+	tracer   trace.Tracer // nil: the host traces nothing (observe.Traces)
 	duration metric.Float64Histogram
 	ops      sync.Map // operation name → *operation, made at its first call
 }
@@ -114,14 +118,16 @@ type call struct {
 	ctx   context.Context // the call's, with its span: a measurement's exemplar names the span
 	o     *observer
 	op    *operation
-	span  trace.Span
+	span  trace.Span // nil when the observer does not trace
 	begin time.Time
 }
 
 // start begins a call of op; end ends it with the call's error.
 func (o *observer) start(ctx context.Context, op string) (context.Context, call) {
-	c := call{o: o, op: o.operation(op), begin: time.Now()}
-	c.ctx, c.span = o.tracer.Start(ctx, c.op.spanName, c.op.spanOpts...)
+	c := call{ctx: ctx, o: o, op: o.operation(op), begin: time.Now()}
+	if o.tracer != nil {
+		c.ctx, c.span = o.tracer.Start(ctx, c.op.spanName, c.op.spanOpts...)
+	}
 	return c.ctx, c
 }
 
@@ -130,6 +136,10 @@ func (o *observer) start(ctx context.Context, op string) (context.Context, call)
 func (c call) end(err error) {
 	took := time.Since(c.begin).Seconds()
 	kind := errorKindOf(err)
+	if c.span == nil {
+		c.o.duration.Record(c.ctx, took, c.op.record[kind]...)
+		return
+	}
 	if kind != okKind && c.span.IsRecording() {
 		c.span.SetAttributes(attrErrorType.String(errorTypes[kind]))
 		if kind == otherKind || kind == timeoutKind {

@@ -16,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
@@ -137,4 +138,38 @@ func TestFailureNamesOnlyItsKind(t *testing.T) {
 	for _, kv := range s.Attributes() {
 		assert.NotContains(t, kv.Value.Emit(), "10.1.2.3")
 	}
+}
+
+// ctxUsers records the context each Get is given.
+type ctxUsers struct {
+	store.Users
+	got context.Context
+}
+
+func (u *ctxUsers) Get(ctx context.Context, tenant, id string) (*store.User, error) {
+	u.got = ctx
+	return u.Users.Get(ctx, tenant, id)
+}
+
+// With OpenTelemetry's no-op tracer provider, the host's way to say it traces nothing, calls
+// are still measured, and the backend gets the caller's context as it was: no span is started.
+func TestNoopTracerStartsNoSpan(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	mem := memstore.New().Backend()
+	inner := &ctxUsers{Users: mem.Users}
+	mem.Users = inner
+	b, err := otelstore.Wrap(mem, otelstore.Config{MeterProvider: mp, TracerProvider: noop.NewTracerProvider()})
+	require.NoError(t, err)
+	ctx := context.WithValue(context.Background(), struct{}{}, "the caller's")
+	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	_, err = b.Users.Get(ctx, "acme", "no-such-user")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	assert.Equal(t, ctx, inner.got, "the caller's context, without a span")
+	assert.Equal(t, map[string]uint64{
+		"db.operation.name=tenants.create":                 1,
+		"db.operation.name=users.get,error.type=not_found": 1,
+	}, durations(t, reader))
+	allocs := testing.AllocsPerRun(100, func() { _, _ = b.Users.Get(ctx, "acme", "no-such-user") })
+	assert.LessOrEqual(t, allocs, 3.0, "no span's allocations")
 }
