@@ -24,15 +24,39 @@ type deadlineCtx struct {
 	// keyID is the id of the request's API key, which Value gives for keyIDContext once the
 	// key is known: the request's context carries it without a context of its own.
 	keyID atomic.Pointer[string]
+	// events is what a write with events carries (see setEvents), which Value gives before the
+	// parent's values, without a context of its own and a copy of the request.
+	events atomic.Pointer[requestEvents]
 }
+
+// requestEvents is what a write's context carries when the handler records events: the
+// request's eventRender (Value of eventRenderContext) and a context that holds only the
+// store.Change whose Render it is.
+type requestEvents struct {
+	render eventRender
+	change context.Context
+}
+
+// setEvents makes the context carry c, whose Render is render's, and render.
+func (c *deadlineCtx) setEvents(e *requestEvents) { c.events.Store(e) }
 
 // setKeyID makes id the value of keyIDContext.
 func (c *deadlineCtx) setKeyID(id string) { c.keyID.Store(&id) }
 
 func (c *deadlineCtx) Value(key any) any {
-	if _, ok := key.(keyIDContext); ok {
+	switch key.(type) {
+	case keyIDContext:
 		if id := c.keyID.Load(); id != nil {
 			return *id
+		}
+	case eventRenderContext:
+		if e := c.events.Load(); e != nil {
+			return &e.render
+		}
+	}
+	if e := c.events.Load(); e != nil {
+		if v := e.change.Value(key); v != nil {
+			return v
 		}
 	}
 	return c.Context.Value(key)

@@ -3,12 +3,15 @@ package scimsvc_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
 
@@ -106,9 +109,19 @@ func TestNoEventsWithoutConfig(t *testing.T) {
 
 // TestWriteResponseIsEventData: with events on, the body of a write's response is the resource
 // as a GET then returns it and as its event holds it (the event's rendering is the response's),
-// and a write with attributes still gets its projection, on every backend.
+// and a write with attributes still gets its projection, on every backend, with the request's
+// deadline (which then carries the change) and without one.
 func TestWriteResponseIsEventData(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *backendEnv) {
+	for _, timeout := range []time.Duration{0, -1} {
+		t.Run(fmt.Sprintf("RequestTimeout=%v", timeout), func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, e *backendEnv) { writeResponseIsEventData(t, e) },
+				func(c *scimsvc.Config) { c.RequestTimeout = timeout })
+		})
+	}
+}
+
+func writeResponseIsEventData(t *testing.T, e *backendEnv) {
+	{
 		ctx := context.Background()
 		last := func() json.RawMessage {
 			events, err := e.backend.Events.List(ctx, "acme", "", 1000)
@@ -140,5 +153,5 @@ func TestWriteResponseIsEventData(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		assert.NotContains(t, r.JSON(t), "title", "the projection applies")
 		assert.Contains(t, string(last()), `"title":"Lead"`)
-	})
+	}
 }

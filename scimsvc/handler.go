@@ -90,9 +90,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx = context.WithValue(ctx, keyIDContext{}, k.ID)
 	}
 	if h.cfg.Events != nil && r.Method != http.MethodGet && r.Method != http.MethodHead { // reads record nothing
-		ev := &eventRender{h: h, tenant: tenant}
-		ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: ev.render})
-		ctx = context.WithValue(ctx, eventRenderContext{}, ev)
+		if lazy != nil {
+			// The lazy deadline's context carries the change and its rendering: no context
+			// of their own, and no copy of the request.
+			e := &requestEvents{render: eventRender{h: h, tenant: tenant}}
+			e.change = store.WithChange(context.Background(), store.Change{Actor: k.ID, Time: h.now(), Render: e.render.render})
+			lazy.setEvents(e)
+		} else {
+			ev := &eventRender{h: h, tenant: tenant}
+			ctx = store.WithChange(ctx, store.Change{Actor: k.ID, Time: h.now(), Render: ev.render})
+			ctx = context.WithValue(ctx, eventRenderContext{}, ev)
+		}
 	}
 	if ctx != r.Context() {
 		r = r.WithContext(ctx)
