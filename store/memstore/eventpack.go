@@ -79,9 +79,10 @@ type packTable struct {
 }
 
 // packPrefix is how many first bytes of a token tokenAt compares at once: every token is at
-// least that long. packPrefixBits sizes the table of their hashes.
+// least that long, and so is every repeat packed (packMinRef). packPrefixBits sizes the table
+// of their hashes.
 const (
-	packPrefix     = 8
+	packPrefix     = packMinRef
 	packPrefixBits = 8
 )
 
@@ -180,14 +181,16 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 		// colon — as ids, URLs, addresses and times repeat: a fraction of the bytes, and the
 		// same references.
 		anchor := i == start || anchors[data[i-1]]
-		if n == 0 && anchor && i+4 <= len(data) {
-			h := packHash(data[i:])
-			if at := int(recent[h]) - 1; at >= 0 {
+		if n == 0 && anchor && i+packMinRef <= len(data) {
+			// A candidate whose first packMinRef bytes differ (its hash is of 4) is no repeat.
+			h, first := packHash(data[i:]), prefixOf(data[i:])
+			if at := int(recent[h]) - 1; at >= 0 && i-at <= packMaxDist && prefixOf(data[at:]) == first {
 				if l := repeat(t, data[at:], data[i:]); l >= packMinRef {
 					n, dist = l, i-at
 				}
 			}
-			if at := int(dict.at(h)); n == 0 && at >= 0 {
+			if at := int(dict.at(h)); n == 0 && at >= 0 && len(text)-at+i <= packMaxDist &&
+				at+packMinRef <= len(text) && prefixOf(text[at:]) == first {
 				if l := repeat(t, text[at:], data[i:]); l >= packMinRef {
 					n, dist = l, len(text)-at+i
 				}

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,6 +69,26 @@ func TestPackRoundTrip(t *testing.T) {
 	t.Logf("another user packed against the first: %d bytes", len(withDict))
 	assert.Less(t, len(withDict), len(withID)*70/100)
 	assert.Equal(t, other, string(pt.unpack(dict, "user_01m8axv9a7s0c0v2d4h5j6k7m8", withDict)))
+}
+
+// A repeat farther back than a reference can reach (packMaxDist), in the data or in the dict,
+// is kept as it is: data of more than 64 KiB, such as a large group's, comes back whole.
+func TestPackFarRepeats(t *testing.T) {
+	pt := newPackTable()
+	far := `"abcdefghijklmnop` + strings.Repeat("x", packMaxDist+10) + `"abcdefghijklmnop"`
+	for _, dict := range []*packDict{nil, newPackDict(`"abcdefghijklmnop"`)} {
+		assert.Equal(t, far, string(pt.unpack(dict, "", pt.pack(dict, "", json.RawMessage(far)))))
+	}
+	// A group of 3,000 members refers to the dict (a user's location) only within reach.
+	members := make([]string, 3000)
+	for i := range members {
+		members[i] = fmt.Sprintf(`{"value":"user_%05d","$ref":"https://id.example.com/scim/v2/acme/Users/user_%05d"}`, i, i)
+	}
+	group := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"id":"g","members":[` + strings.Join(members, ",") + `]}`
+	dict := newPackDict(testUser)
+	p := pt.pack(dict, "g", json.RawMessage(group))
+	assert.Equal(t, group, string(pt.unpack(dict, "g", p)))
+	assert.Less(t, len(p), len(group)/2)
 }
 
 func FuzzPack(f *testing.F) {
