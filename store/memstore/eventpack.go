@@ -66,10 +66,13 @@ const packVerbatim = 0x1f
 
 // packTable is what pack and unpack look tokens up in.
 type packTable struct {
-	// byPrefix lists, by the hash of their first packPrefix bytes, the indexes of the tokens,
-	// longest first: a token that starts another has the same first bytes, as every token is
-	// at least packPrefix long, so the first whole match in the list is the longest token.
-	byPrefix [1 << packPrefixBits][]uint8
+	// byPrefix gives, by the hash of their first packPrefix bytes, 1 + the index of the first
+	// of the tokens with that hash (0: none), and next 1 + the index of the one after each, in
+	// a list longest first: a token that starts another has the same first bytes, as every
+	// token is at least packPrefix long, so the first whole match in the list is the longest
+	// token. Both are small, so that packing an event touches little memory.
+	byPrefix [1 << packPrefixBits]uint8
+	next     [len(packTokens)]uint8
 	// prefix is the first packPrefix bytes of each token, as prefixOf reads them.
 	prefix [len(packTokens)]uint64
 	// token is the string of each packed byte, "" for a byte that is not one.
@@ -94,16 +97,13 @@ func newPackTable() *packTable {
 		}
 		t.token[packBytes[i]] = s
 		t.prefix[i] = prefixOf(s)
-		list := &t.byPrefix[prefixHash(t.prefix[i])]
-		*list = append(*list, uint8(i))
 		t.starts[s[0]] = true
-	}
-	for _, list := range t.byPrefix {
-		for i := 1; i < len(list); i++ { // few tokens per hash: insertion sort, longest first
-			for j := i; j > 0 && len(packTokens[list[j]]) > len(packTokens[list[j-1]]); j-- {
-				list[j], list[j-1] = list[j-1], list[j]
-			}
+		// Into its hash's list, before the first token shorter than it.
+		at := &t.byPrefix[prefixHash(t.prefix[i])]
+		for *at != 0 && len(packTokens[*at-1]) >= len(s) {
+			at = &t.next[*at-1]
 		}
+		t.next[i], *at = *at, uint8(i+1)
 	}
 	return t
 }
@@ -250,7 +250,8 @@ func (t *packTable) tokenAt(b []byte) (int, byte) {
 		return 0, 0
 	}
 	v := prefixOf(b)
-	for _, ti := range t.byPrefix[prefixHash(v)] {
+	for x := t.byPrefix[prefixHash(v)]; x != 0; x = t.next[x-1] {
+		ti := x - 1
 		if s := packTokens[ti]; t.prefix[ti] == v && len(b) >= len(s) && string(b[packPrefix:len(s)]) == s[packPrefix:] {
 			return len(s), packBytes[ti]
 		}

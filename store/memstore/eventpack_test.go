@@ -71,6 +71,19 @@ func TestPackRoundTrip(t *testing.T) {
 	assert.Equal(t, other, string(pt.unpack(dict, "user_01m8axv9a7s0c0v2d4h5j6k7m8", withDict)))
 }
 
+// Every token is found as itself, also where a longer token shares its first bytes, and a
+// token's first bytes alone are none.
+func TestTokenAt(t *testing.T) {
+	pt := newPackTable()
+	for i, tok := range packTokens {
+		n, b := pt.tokenAt([]byte(tok + `"x"`))
+		assert.Equal(t, len(tok), n, tok)
+		assert.Equal(t, packBytes[i], b, tok)
+		n, _ = pt.tokenAt([]byte(tok[:len(tok)-1]))
+		assert.Zero(t, n, "%s cut short", tok)
+	}
+}
+
 // A repeat farther back than a reference can reach (packMaxDist), in the data or in the dict,
 // is kept as it is: data of more than 64 KiB, such as a large group's, comes back whole.
 func TestPackFarRepeats(t *testing.T) {
