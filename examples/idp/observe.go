@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/visid/visid/examples/internal/cli"
@@ -37,14 +38,16 @@ const readyTimeout = 2 * time.Second
 var tracerProvider = noop.NewTracerProvider()
 
 // newMeterProvider is an OpenTelemetry SDK meter provider whose metrics a Prometheus scrape of
-// the returned handler reads, through the OpenTelemetry Prometheus exporter.
+// the returned handler reads, through the OpenTelemetry Prometheus exporter. It keeps no
+// exemplars: they name sampled spans, and the service has none (tracerProvider), so a
+// measurement need not look for one.
 func newMeterProvider() (*sdkmetric.MeterProvider, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter))
 	return mp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
