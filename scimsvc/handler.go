@@ -123,17 +123,23 @@ type eventRender struct {
 type eventRenderContext struct{}
 
 func (ev *eventRender) render(v any) (json.RawMessage, error) {
-	e := encoder{buf: make([]byte, 0, 1024)}
+	buf := getBuf(1024)
+	e := encoder{buf: *buf}
 	switch v := v.(type) {
 	case *store.User:
 		ev.h.users.write(&e, ev.tenant, v, &projection{})
 	case *store.Group:
 		ev.h.groups.write(&e, ev.tenant, v, &projection{})
 	default:
+		putBuf(buf)
 		return nil, nil // the store's own JSON
 	}
-	ev.last, ev.data = v, e.buf
-	return e.buf, nil
+	// The store may keep the data: it gets a slice of its own, no larger than the JSON.
+	data := append(json.RawMessage(nil), e.buf...)
+	*buf = e.buf
+	putBuf(buf)
+	ev.last, ev.data = v, data
+	return data, nil
 }
 
 // renderedBody returns the JSON the request's event rendered of v (the very resource, as the
