@@ -92,7 +92,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer logOut.Flush()
 	logOpts := &slog.HandlerOptions{Level: level}
 	log := slog.New(slog.NewTextHandler(logOut.Now(), logOpts))
-	accessLog := slog.New(slog.NewTextHandler(logOut, logOpts))
+	accessLog := httpserve.NewAccessLogger(logOut, level)
 
 	d, err := openDB(ctx, *db)
 	if err != nil {

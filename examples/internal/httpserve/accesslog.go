@@ -10,8 +10,11 @@ import (
 // Never the query, which may hold a secret or personal data (an authorization code, a SCIM
 // filter on an email address). A record costs no boxing of its values and no walk of the stack
 // (it names no source line, which would be this function's).
+//
+// With a logger of NewAccessLogger, a line costs a fraction of a text handler's work.
 func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 	h := log.Handler()
+	fast, _ := h.(*accessHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -21,6 +24,10 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 			return
 		}
 		end := time.Now()
+		if fast != nil {
+			fast.request(end, r.Method, r.URL.Path, sw.status, end.Sub(start).Round(time.Microsecond))
+			return
+		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 		rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status), slog.Duration("duration", end.Sub(start).Round(time.Microsecond)))
