@@ -57,8 +57,13 @@ const (
 	packMaxDist = 1<<16 - 1
 )
 
-// packHashBits sizes the table of pack's recent positions, by a hash of their next 4 bytes.
-const packHashBits = 10
+// packHashBits sizes a dict's table of positions, by a hash of their next 4 bytes, and
+// packRecentBits the table of the positions in the data being packed: a user's data has a
+// few hundred places to remember, and a table that small is quick to clear and stays in cache.
+const (
+	packHashBits   = 10
+	packRecentBits = 8
+)
 
 // packVerbatim starts packed data kept as it was given, because it held a control character
 // that packing gives a meaning to.
@@ -125,13 +130,13 @@ func packMark(b byte) bool { return b < 0x20 && b != '\t' && b != '\n' && b != '
 // dict — with the table of its positions made once.
 type packDict struct {
 	text   string
-	recent [1 << packHashBits]int32 // as pack's: 1 + the last position with each hash; 0: none
+	recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
 }
 
 func newPackDict(text string) *packDict {
 	d := &packDict{text: text}
 	for i := 0; i+4 <= len(text); i++ {
-		d.recent[packHash(text[i:])] = int32(i + 1)
+		d.recent[packHash(text[i:])>>(32-packHashBits)] = int32(i + 1)
 	}
 	return d
 }
@@ -148,7 +153,7 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 	orig := len(out)
 	// Repeats are looked for in data (subject, then in) by recent, and in the dict by its own
 	// table, which is shared and read-only.
-	var recent [1 << packHashBits]int32 // 1 + the last position with each hash; 0: none
+	var recent [1 << packRecentBits]int32 // 1 + the last position with each hash; 0: none
 	var text string
 	if dict != nil {
 		text = dict.text
@@ -163,7 +168,7 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 	}
 	remember := func(i int) {
 		if i+4 <= len(data) {
-			recent[packHash(data[i:])] = int32(i + 1)
+			recent[packHash(data[i:])>>(32-packRecentBits)] = int32(i + 1)
 		}
 	}
 	start := len(subject)
@@ -184,7 +189,7 @@ func (t *packTable) appendPack(out []byte, scratch *[]byte, dict *packDict, subj
 		if n == 0 && anchor && i+packMinRef <= len(data) {
 			// A candidate whose first packMinRef bytes differ (its hash is of 4) is no repeat.
 			h, first := packHash(data[i:]), prefixOf(data[i:])
-			if at := int(recent[h]) - 1; at >= 0 && i-at <= packMaxDist && prefixOf(data[at:]) == first {
+			if at := int(recent[h>>(32-packRecentBits)]) - 1; at >= 0 && i-at <= packMaxDist && prefixOf(data[at:]) == first {
 				if l := repeat(t, data[at:], data[i:]); l >= packMinRef {
 					n, dist = l, i-at
 				}
@@ -240,7 +245,7 @@ func (d *packDict) at(h uint32) int32 {
 	if d == nil {
 		return -1
 	}
-	return d.recent[h] - 1
+	return d.recent[h>>(32-packHashBits)] - 1
 }
 
 // tokenAt returns the length of the token that b starts with and the byte that stands for it;
@@ -262,10 +267,10 @@ func (t *packTable) tokenAt(b []byte) (int, byte) {
 // anchors are the bytes after which pack looks for a repeat.
 var anchors = [256]bool{'"': true, '/': true, '@': true, '.': true, ':': true}
 
-// packHash hashes the first 4 bytes of b to packHashBits bits.
+// packHash hashes the first 4 bytes of b to 32 bits, of which a table takes the top ones.
 func packHash[T string | []byte](b T) uint32 {
 	v := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-	return v * 2654435761 >> (32 - packHashBits)
+	return v * 2654435761
 }
 
 // unpack returns the data that pack packed to p with dict and subject, in a slice of its own.

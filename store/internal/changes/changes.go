@@ -23,6 +23,7 @@ type Pending struct {
 	change *store.Change
 	tenant string
 	events []store.Event
+	first  [1]store.Event // events' array while a write has one event, as most have
 }
 
 // New returns the collector of a write to tenant with ctx, or nil when ctx carries no Change.
@@ -31,7 +32,9 @@ func New(ctx context.Context, tenant string) *Pending {
 	if c == nil {
 		return nil
 	}
-	return &Pending{change: c, tenant: tenant}
+	p := &Pending{change: c, tenant: tenant}
+	p.events = p.first[:0]
+	return p
 }
 
 // Tenant is the tenant whose log p's events go to.
