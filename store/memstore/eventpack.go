@@ -61,7 +61,7 @@ const (
 // packRecentBits the table of the positions in the data being packed: a user's data has a
 // few hundred places to remember, and a table that small is quick to clear and stays in cache.
 const (
-	packHashBits   = 10
+	packHashBits   = 8
 	packRecentBits = 8
 )
 
@@ -136,7 +136,9 @@ type packDict struct {
 func newPackDict(text string) *packDict {
 	d := &packDict{text: text}
 	for i := 0; i+4 <= len(text); i++ {
-		d.recent[packHash(text[i:])>>(32-packHashBits)] = int32(i + 1)
+		if i == 0 || anchors[text[i-1]] { // where values start, as pack looks for repeats
+			d.recent[packHash(text[i:])>>(32-packHashBits)] = int32(i + 1)
+		}
 	}
 	return d
 }
