@@ -495,8 +495,8 @@ func TestWaitRespectsContext(t *testing.T) {
 	for _, tt := range calls {
 		t.Run(tt.name+" cancelled while waiting", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
+			start := time.Now() // before the timer is armed: it fires 20 ms after it at the soonest
 			time.AfterFunc(20*time.Millisecond, cancel)
-			start := time.Now()
 			err := tt.call(ctx)
 			assert.ErrorIs(t, err, context.Canceled)
 			assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
