@@ -44,17 +44,15 @@ func (c *deadlineCtx) setEvents(e *requestEvents) { c.events.Store(e) }
 func (c *deadlineCtx) setKeyID(id string) { c.keyID.Store(&id) }
 
 func (c *deadlineCtx) Value(key any) any {
-	switch key.(type) {
-	case keyIDContext:
+	if _, ok := key.(keyIDContext); ok {
 		if id := c.keyID.Load(); id != nil {
 			return *id
 		}
-	case eventRenderContext:
-		if e := c.events.Load(); e != nil {
-			return &e.render
-		}
 	}
 	if e := c.events.Load(); e != nil {
+		if _, ok := key.(eventRenderContext); ok {
+			return &e.render
+		}
 		if v := e.change.Value(key); v != nil {
 			return v
 		}

@@ -136,19 +136,17 @@ func (o *observer) start(ctx context.Context, op string) (context.Context, call)
 func (c call) end(err error) {
 	took := time.Since(c.begin).Seconds()
 	kind := errorKindOf(err)
-	if c.span == nil {
-		c.o.duration.Record(c.ctx, took, c.op.record[kind]...)
-		return
-	}
-	if kind != okKind && c.span.IsRecording() {
-		c.span.SetAttributes(attrErrorType.String(errorTypes[kind]))
-		if kind == otherKind || kind == timeoutKind {
-			// Not an answer of the contract but a failure; its text may name the backend's
-			// internals, so only the kind is recorded.
-			c.span.SetStatus(otelcodes.Error, errorTypes[kind])
+	if c.span != nil {
+		if kind != okKind && c.span.IsRecording() {
+			c.span.SetAttributes(attrErrorType.String(errorTypes[kind]))
+			if kind == otherKind || kind == timeoutKind {
+				// Not an answer of the contract but a failure; its text may name the backend's
+				// internals, so only the kind is recorded.
+				c.span.SetStatus(otelcodes.Error, errorTypes[kind])
+			}
 		}
+		c.span.End()
 	}
-	c.span.End()
 	c.o.duration.Record(c.ctx, took, c.op.record[kind]...)
 }
 
