@@ -1,10 +1,12 @@
 package oidc2fa
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -37,6 +39,35 @@ type ClientSpec struct {
 	AccessToken bool
 	// Now is the registration time. Zero: time.Now().
 	Now time.Time
+	// Signer is the provider's Signer (Config.Signer). When it is a KeyPublisher (KeyRing is),
+	// RegisterClient has it make the tenant's key of IDTokenAlg, if the tenant has none, so that
+	// the tenant's JWKS lists the key before the client's first token: a relying party that
+	// reads the JWKS once, before its first sign-in, never meets an unknown kid. Nil: the key is
+	// made at the first token that needs it.
+	Signer Signer
+}
+
+// KeyPublisher is a Signer that can make a tenant's key of an algorithm before the first token
+// it signs, so that the JWKS lists the key first. The provider's client functions find it by a
+// type assertion on the Signer they are given; KeyRing is one.
+type KeyPublisher interface {
+	// PublishKey makes sure tenant has a key of alg ("" means EdDSA) that Keys lists, making
+	// one if it has none.
+	PublishKey(ctx context.Context, tenant, alg string) error
+}
+
+var _ KeyPublisher = (*KeyRing)(nil)
+
+// publishKey has signer make tenant's key of alg, if signer is a KeyPublisher.
+func publishKey(ctx context.Context, signer Signer, tenant, alg string) error {
+	kp, ok := signer.(KeyPublisher)
+	if !ok {
+		return nil
+	}
+	if err := kp.PublishKey(ctx, tenant, cmp.Or(alg, AlgEdDSA)); err != nil {
+		return fmt.Errorf("oidc2fa: making the tenant's %s signing key: %w", cmp.Or(alg, AlgEdDSA), err)
+	}
+	return nil
 }
 
 // RegisterClient registers a client and returns its secret, which is shown this once: only its
@@ -79,6 +110,14 @@ func RegisterClient(ctx context.Context, clients store.Clients, spec ClientSpec)
 		AccessToken:   spec.AccessToken,
 	})
 	if err != nil {
+		return "", nil, err
+	}
+	// After the Create, which refuses an unknown tenant: no key is made for a tenant that
+	// does not exist. A client whose key could not be made is taken back.
+	if err := publishKey(ctx, spec.Signer, spec.Tenant, spec.IDTokenAlg); err != nil {
+		if derr := clients.Delete(context.WithoutCancel(ctx), spec.Tenant, c.ID); derr != nil {
+			err = errors.Join(err, fmt.Errorf("oidc2fa: removing the client again: %w", derr))
+		}
 		return "", nil, err
 	}
 	return secret, c, nil
@@ -130,8 +169,29 @@ func SetRequirePAR(ctx context.Context, clients store.Clients, tenant, id string
 	})
 }
 
+// SetClientIDTokenAlg sets the JWS algorithm of the client's ID tokens, one of
+// SigningAlgorithms; empty means EdDSA. When signer is a KeyPublisher (KeyRing is), the tenant's
+// key of alg is made first, if the tenant has none, so that the JWKS lists it before the
+// client's first token of alg. Tokens issued before keep verifying: the JWKS lists every
+// algorithm's keys. ErrNotFound if the client does not exist (and no key is made).
+func SetClientIDTokenAlg(ctx context.Context, clients store.Clients, signer Signer, tenant, id, alg string) (*store.Client, error) {
+	if err := validateIDTokenAlg(alg); err != nil {
+		return nil, err
+	}
+	if _, err := clients.Get(ctx, tenant, id); err != nil {
+		return nil, err
+	}
+	if err := publishKey(ctx, signer, tenant, alg); err != nil {
+		return nil, err
+	}
+	return SetIDTokenAlg(ctx, clients, tenant, id, alg)
+}
+
 // SetIDTokenAlg sets the JWS algorithm of the client's ID tokens, one of SigningAlgorithms;
 // empty means EdDSA. Tokens issued before keep verifying: the JWKS lists every algorithm's keys.
+// It makes no key: the tenant's key of alg is made at the first token that needs it, which a
+// relying party holding an older JWKS meets as an unknown kid. SetClientIDTokenAlg makes the
+// key first.
 func SetIDTokenAlg(ctx context.Context, clients store.Clients, tenant, id, alg string) (*store.Client, error) {
 	if err := validateIDTokenAlg(alg); err != nil {
 		return nil, err

@@ -335,7 +335,9 @@ func TestJWKS(t *testing.T) {
 
 	t.Run("go-oidc fetches it and follows a rotation", func(t *testing.T) {
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		ring, err := NewKeyRing(KeyRingConfig{Now: func() time.Time { return now }})
+		// A rotation that signs at once, without publishing the key first: go-oidc meets an
+		// unknown kid, and fetches the JWKS again.
+		ring, err := NewKeyRing(KeyRingConfig{Now: func() time.Time { return now }, RotationDelay: -1})
 		require.NoError(t, err)
 		var fetches atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -17,9 +17,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"math/big"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
@@ -67,11 +70,30 @@ var ErrInvalidKey = errors.New("oidc2fa: not a valid Ed25519 private key")
 // not one of SigningAlgorithms.
 var ErrUnsupportedAlgorithm = errors.New("oidc2fa: unsupported signing algorithm")
 
-// KeyRingConfig configures NewKeyRing. The zero value is usable: keys generated per tenant, the
-// real clock and DefaultKeyRetention.
+// Defaults of KeyRingConfig.
+const (
+	// DefaultKeyRefresh is how long a stored ring (LoadKeyRing) serves a tenant's keys from
+	// memory before it reads them again, when KeyRingConfig.Refresh is zero: a key another
+	// instance (or an admin command) made is in this instance's JWKS at most this long after.
+	DefaultKeyRefresh = time.Minute
+	// DefaultRotationDelay is how long a key made by a rotation is published before it signs,
+	// when KeyRingConfig.RotationDelay is zero: the JWKS's DefaultJWKSMaxAge, which relying
+	// parties may cache it for, plus DefaultKeyRefresh, which other instances may take to list
+	// it. A relying party that read the JWKS before the rotation thus never meets a token whose
+	// kid it lacks.
+	DefaultRotationDelay = DefaultJWKSMaxAge + DefaultKeyRefresh
+	// DefaultKeyCacheTenants is the most tenants whose keys a stored ring keeps in memory, when
+	// KeyRingConfig.CacheTenants is zero. About 1.5 KiB a tenant with an EdDSA key; a tenant
+	// past the bound is read again from the store (one indexed query) when next needed.
+	DefaultKeyCacheTenants = 10000
+)
+
+// KeyRingConfig configures NewKeyRing and LoadKeyRing. The zero value is usable: keys generated
+// per tenant, the real clock, DefaultKeyRetention, DefaultKeyRefresh, DefaultRotationDelay and
+// DefaultKeyCacheTenants.
 type KeyRingConfig struct {
-	// Now returns the current time; it decides when a retired key leaves Keys. Nil means
-	// time.Now.
+	// Now returns the current time; it decides when a retired key leaves Keys and when a
+	// rotated key starts signing. Nil means time.Now.
 	Now func() time.Time
 
 	// Retain is how long a key stays in Keys after it stopped signing. It must be at least the
@@ -80,6 +102,25 @@ type KeyRingConfig struct {
 	// party refetches the JWKS; the KeyRing cannot check this itself. Zero means
 	// DefaultKeyRetention; negative is an error.
 	Retain time.Duration
+
+	// Refresh is how long a stored ring serves a tenant's keys from memory before reading them
+	// from the store again (at the tenant's next request, never by a timer). Zero means
+	// DefaultKeyRefresh; negative is an error. A ring from NewKeyRing holds its keys only in
+	// memory and ignores it.
+	Refresh time.Duration
+
+	// RotationDelay is how long a key made by Rotate, RotateTenant or RotateBatch is published
+	// in Keys before it signs, so that relying parties that cache the JWKS know it first. It
+	// should be at least Config.JWKSMaxAge plus Refresh. Zero means DefaultRotationDelay;
+	// negative means the new key signs at once. A tenant's first key of an algorithm signs at
+	// once: no token of that algorithm was signed for the tenant before.
+	RotationDelay time.Duration
+
+	// CacheTenants bounds how many tenants' keys a stored ring keeps in memory; the tenants
+	// least recently used leave first and are read again when next needed. Zero means
+	// DefaultKeyCacheTenants; negative is an error. A ring from NewKeyRing keeps every key it
+	// made, since they exist nowhere else, and ignores it.
+	CacheTenants int
 
 	// Keys are Ed25519 keys that every tenant shares for EdDSA, oldest first: the last one
 	// signs, the earlier ones only verify and are retired at construction, exactly as if each had
@@ -91,8 +132,9 @@ type KeyRingConfig struct {
 	Keys []ed25519.PrivateKey
 }
 
-// KeyRing is the default Signer and AlgorithmSigner: keys held in memory, one chain per tenant
-// and algorithm (SigningAlgorithms). The newest key of a chain signs; a key that stopped signing
+// KeyRing is the default Signer and AlgorithmSigner: one chain of keys per tenant and algorithm
+// (SigningAlgorithms). In each chain the newest key whose activation has come signs; a newer one
+// made by a rotation is published before it signs (RotationDelay); a key that stopped signing
 // stays published in Keys for the configured retention, so tokens it signed keep verifying.
 //
 // Each tenant signs with keys of its own, which the ring generates when the tenant first needs
@@ -102,29 +144,30 @@ type KeyRingConfig struct {
 // stored ring (LoadKeyRing) retires the shared key an earlier version of visid kept, which then
 // stays published until its tokens have expired.
 //
+// Every cost of serving one tenant is independent of how many tenants there are: a stored ring
+// reads one tenant's keys (store.SigningKeys.List with the tenant) when the tenant's copy in
+// memory is missing or older than Refresh, keeps at most CacheTenants tenants' keys, and never
+// reads every tenant's keys, neither to start nor to make a key.
+//
 // Each key's kid is its RFC 7638 JWK thumbprint (SHA-256, base64url), so instances that load the
 // same key agree on its kid. Rotate, RotateTenant and Add change only this instance unless the
 // ring is stored: several in-memory instances rotate together by loading the same new key (last
 // in the key file) and restarting or calling Add.
 //
 // A KeyRing is safe for concurrent use. It starts no goroutines: retired keys are dropped lazily,
-// by time, when Keys, Rotate or Add runs.
+// by time, when a tenant's keys are read.
 type KeyRing struct {
-	now    func() time.Time
-	retain time.Duration
+	now        func() time.Time
+	retain     time.Duration
+	refresh    time.Duration
+	delay      time.Duration // negative: rotated keys sign at once
+	maxTenants int
 
-	mu     sync.RWMutex
-	chains map[chainID]*chain
-
-	// genMu serializes the making of keys (a tenant's first, and rotations), so that concurrent
-	// first requests of one tenant make one key.
-	genMu sync.Mutex
+	mu      sync.RWMutex
+	tenants map[string]*tenantRing // "" holds the shared keys
 
 	// store, when the ring was loaded with LoadKeyRing, keeps the keys.
 	store store.SigningKeys
-	// reloadMu serializes Reload; parsed caches the stored keys already parsed, by id.
-	reloadMu sync.Mutex
-	parsed   sync.Map // string → *ringKey
 }
 
 var (
@@ -132,13 +175,21 @@ var (
 	_ AlgorithmSigner = (*KeyRing)(nil)
 )
 
-// chainID names a chain of keys: a tenant ("" for the shared keys) and an algorithm.
-type chainID struct{ tenant, alg string }
+// tenantRing is the keys of one tenant, or the shared keys (tenant "").
+type tenantRing struct {
+	// mu serializes reading the tenant's keys from the store and making its keys, so that
+	// concurrent first requests of one tenant make one key and read the store once.
+	mu sync.Mutex
+	// snap is the tenant's keys as last read or made; it is replaced, never changed.
+	snap atomic.Pointer[keySnap]
+	// used is when the tenant's keys were last needed (Unix nanoseconds), for eviction.
+	used atomic.Int64
+}
 
-// chain is the keys of one chainID: the one signing, if any, and the retired ones.
-type chain struct {
-	current *ringKey
-	retired []*ringKey // newest first
+// keySnap is a tenant's keys at one moment: newest first (Created, then kid, descending).
+type keySnap struct {
+	loaded time.Time // when they were read from the store; zero for a ring in memory
+	keys   []*ringKey
 }
 
 // ringKey is one key with everything Sign needs computed once. A ringKey is never changed once
@@ -150,12 +201,90 @@ type ringKey struct {
 	priv   crypto.Signer
 	pub    crypto.PublicKey
 	// header is the base64url-encoded protected header, {"alg":…,"kid":…,"typ":"JWT"}.
-	header  string
-	retired time.Time // zero while signing
+	header    string
+	created   time.Time
+	activates time.Time // zero: signs from created on
+	retired   time.Time // zero while not retired
 }
 
-// NewKeyRing returns a KeyRing configured by cfg. It fails when Retain is negative or a key in
-// Keys is not a valid Ed25519 private key (ErrInvalidKey).
+// activation is when k starts signing.
+func (k *ringKey) activation() time.Time {
+	if k.activates.IsZero() {
+		return k.created
+	}
+	return k.activates
+}
+
+// newerFirst orders keys newest first: Created, then kid, descending.
+func newerFirst(a, b *ringKey) int {
+	return cmp.Or(b.created.Compare(a.created), cmp.Compare(b.kid, a.kid))
+}
+
+// keyView is what a tenant's keys are at one moment.
+type keyView struct {
+	current map[string]*ringKey // the key signing now, by algorithm
+	pending []*ringKey          // published, signing later; soonest first
+	retired []*ringKey          // stopped signing, still published; copies with retired set, most recently retired first
+	expired []*ringKey          // stopped signing longer than the retention ago
+	// superseded are keys stored without Retired that a newer key replaced, as copies retired
+	// when it did: a stored ring records their retirement.
+	superseded []*ringKey
+}
+
+// view returns what s's keys are at now: in each algorithm's chain, walking from the newest,
+// keys whose activation is still to come are pending, the first whose activation has come
+// signs, and each older key stopped signing when the key after it started (or when it was
+// retired, if that was earlier).
+func (s *keySnap) view(now time.Time, retain time.Duration) keyView {
+	v := keyView{current: map[string]*ringKey{}}
+	succ := map[string]time.Time{} // per algorithm: when the key after the one at hand started signing
+	for _, k := range s.keys {
+		next, hasNext := succ[k.alg]
+		switch {
+		case k.retired.IsZero() && k.activation().After(now):
+			v.pending = append(v.pending, k)
+			continue
+		case k.retired.IsZero() && !hasNext:
+			v.current[k.alg] = k
+		default:
+			r := k
+			if k.retired.IsZero() || hasNext && next.Before(k.retired) {
+				r = k.retiredAt(next)
+				if k.retired.IsZero() {
+					v.superseded = append(v.superseded, r)
+				}
+			}
+			if now.Before(r.retired.Add(retain)) {
+				v.retired = append(v.retired, r)
+			} else {
+				v.expired = append(v.expired, r)
+			}
+		}
+		if k.retired.IsZero() {
+			succ[k.alg] = k.activation()
+		}
+	}
+	slices.SortStableFunc(v.pending, func(a, b *ringKey) int { return a.activation().Compare(b.activation()) })
+	slices.SortStableFunc(v.retired, func(a, b *ringKey) int { return b.retired.Compare(a.retired) })
+	return v
+}
+
+// signer returns the key of s that signs alg at now, or nil.
+func (s *keySnap) signer(alg string, now time.Time) *ringKey {
+	if s == nil {
+		return nil
+	}
+	for _, k := range s.keys { // newest first: the first of alg whose activation has come
+		if k.alg == alg && k.retired.IsZero() && !k.activation().After(now) {
+			return k
+		}
+	}
+	return nil
+}
+
+// NewKeyRing returns a KeyRing configured by cfg, whose keys live in memory only. It fails when
+// Retain, Refresh or CacheTenants is negative or a key in Keys is not a valid Ed25519 private
+// key (ErrInvalidKey).
 func NewKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
 	r, err := newKeyRing(cfg)
 	if err != nil {
@@ -167,22 +296,26 @@ func NewKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (KeyRingConfig.Keys[%d])", err, i)
 		}
-		r.install(k, now)
+		r.addShared(k, now)
 	}
 	return r, nil
 }
 
 // newKeyRing returns a KeyRing of cfg without keys.
 func newKeyRing(cfg KeyRingConfig) (*KeyRing, error) {
-	if cfg.Retain < 0 {
+	switch {
+	case cfg.Retain < 0:
 		return nil, fmt.Errorf("oidc2fa: KeyRingConfig.Retain is negative (%v)", cfg.Retain)
+	case cfg.Refresh < 0:
+		return nil, fmt.Errorf("oidc2fa: KeyRingConfig.Refresh is negative (%v)", cfg.Refresh)
+	case cfg.CacheTenants < 0:
+		return nil, fmt.Errorf("oidc2fa: KeyRingConfig.CacheTenants is negative (%d)", cfg.CacheTenants)
 	}
-	r := &KeyRing{now: cfg.Now, retain: cfg.Retain, chains: map[chainID]*chain{}}
+	r := &KeyRing{now: cfg.Now, retain: cmp.Or(cfg.Retain, DefaultKeyRetention), refresh: cmp.Or(cfg.Refresh, DefaultKeyRefresh),
+		delay: cmp.Or(cfg.RotationDelay, DefaultRotationDelay), maxTenants: cmp.Or(cfg.CacheTenants, DefaultKeyCacheTenants),
+		tenants: map[string]*tenantRing{}}
 	if r.now == nil {
 		r.now = time.Now
-	}
-	if r.retain == 0 {
-		r.retain = DefaultKeyRetention
 	}
 	return r, nil
 }
@@ -197,8 +330,8 @@ func (r *KeyRing) Sign(ctx context.Context, tenant string, payload []byte) (stri
 
 // SignWith implements AlgorithmSigner. It signs with tenant's current key of alg, or for EdDSA
 // with the shared key when the tenant has none of its own; a tenant without either gets a new
-// key first (stored, for a stored ring). Once the tenant has its key, SignWith never blocks on
-// Rotate or Add for longer than it takes to read one pointer. An alg not in SigningAlgorithms is
+// key first (stored, for a stored ring). Once the tenant's keys are in memory, SignWith reads no
+// store and never waits on Rotate or Add. An alg not in SigningAlgorithms is
 // ErrUnsupportedAlgorithm; an empty tenant is an error.
 func (r *KeyRing) SignWith(ctx context.Context, tenant, alg string, payload []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
@@ -226,82 +359,198 @@ func (r *KeyRing) SignWith(ctx context.Context, tenant, alg string, payload []by
 
 // signingKey returns the key that signs tenant's tokens with alg, making one if need be.
 func (r *KeyRing) signingKey(ctx context.Context, tenant, alg string) (*ringKey, error) {
-	r.mu.RLock()
-	k := r.currentLocked(tenant, alg)
-	r.mu.RUnlock()
-	if k != nil {
+	if !ValidSigningAlgorithm(alg) {
+		return nil, fmt.Errorf("%w: %q", ErrUnsupportedAlgorithm, alg)
+	}
+	now := r.now()
+	if tenant == "" {
+		if k, err := r.sharedSigner(ctx, alg, now); k != nil || err != nil {
+			return k, err
+		}
+		return nil, errors.New("oidc2fa: a key ring signs for a tenant; the tenant is empty")
+	}
+	s, err := r.keysOf(ctx, tenant, now, r.refresh)
+	if err != nil {
+		return nil, err
+	}
+	if k := s.signer(alg, now); k != nil {
 		return k, nil
+	}
+	if k, err := r.sharedSigner(ctx, alg, now); k != nil || err != nil {
+		return k, err
 	}
 	return r.ensure(ctx, tenant, alg)
 }
 
-// currentLocked returns the tenant's current key of alg, or else the shared one, or nil. The
-// caller holds r.mu.
-func (r *KeyRing) currentLocked(tenant, alg string) *ringKey {
-	if c := r.chains[chainID{tenant, alg}]; c != nil && c.current != nil {
-		return c.current
+// sharedSigner returns the shared key that signs alg at now, or nil.
+func (r *KeyRing) sharedSigner(ctx context.Context, alg string, now time.Time) (*ringKey, error) {
+	if alg != AlgEdDSA {
+		return nil, nil // shared keys sign EdDSA only
 	}
-	if c := r.chains[chainID{"", alg}]; c != nil && c.current != nil {
-		return c.current
+	s, err := r.keysOf(ctx, "", now, r.refresh)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return s.signer(alg, now), nil
 }
 
-func (r *KeyRing) current(tenant, alg string) *ringKey {
+// entry returns tenant's tenantRing, made if create is set and it has none (nil otherwise).
+func (r *KeyRing) entry(tenant string, create bool, now time.Time) *tenantRing {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.currentLocked(tenant, alg)
+	tr := r.tenants[tenant]
+	r.mu.RUnlock()
+	if tr == nil && create {
+		r.mu.Lock()
+		if tr = r.tenants[tenant]; tr == nil {
+			tr = &tenantRing{}
+			r.evictLocked()
+			r.tenants[tenant] = tr
+		}
+		r.mu.Unlock()
+	}
+	if tr != nil {
+		tr.used.Store(now.UnixNano())
+	}
+	return tr
+}
+
+// evictSample is how many tenants evictLocked looks at to find one that was not used lately.
+const evictSample = 8
+
+// evictLocked makes room for one more tenant in a stored ring that holds its bound: of a few
+// tenants taken at random (a map's order), the one least recently used leaves memory. The caller
+// holds r.mu for writing.
+func (r *KeyRing) evictLocked() {
+	if r.store == nil || len(r.tenants) < r.maxTenants {
+		return
+	}
+	victim, oldest, n := "", int64(math.MaxInt64), 0
+	for t, tr := range r.tenants {
+		if u := tr.used.Load(); u < oldest {
+			victim, oldest = t, u
+		}
+		if n++; n == evictSample {
+			break
+		}
+	}
+	delete(r.tenants, victim)
+}
+
+// publishedMaxAge is how old a stored ring's copy of a tenant's keys may be when Keys lists
+// them: a key made by another instance or an admin command (a client's key of a new algorithm)
+// is in every instance's JWKS within it, while a JWKS asked for many times a second reads the
+// store once a second.
+const publishedMaxAge = time.Second
+
+// fresh reports whether s may be served at now without reading the store, if it was read less
+// than maxAge ago.
+func (r *KeyRing) fresh(s *keySnap, now time.Time, maxAge time.Duration) bool {
+	return s != nil && (r.store == nil || now.Sub(s.loaded) < maxAge)
+}
+
+// keysOf returns tenant's keys ("" the shared ones): from memory, or for a stored ring from
+// the store when the copy in memory is missing or older than maxAge. A tenant without keys
+// gives an empty snapshot.
+func (r *KeyRing) keysOf(ctx context.Context, tenant string, now time.Time, maxAge time.Duration) (*keySnap, error) {
+	tr := r.entry(tenant, r.store != nil, now)
+	if tr == nil {
+		return &keySnap{}, nil // in memory: a tenant the ring never made a key for
+	}
+	if s := tr.snap.Load(); r.fresh(s, now, maxAge) {
+		return s, nil
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if s := tr.snap.Load(); r.fresh(s, now, maxAge) {
+		return s, nil // another request read it meanwhile
+	}
+	return r.load(ctx, tenant, tr, now)
 }
 
 // ensure makes tenant's first key of alg, unless another caller (or, for a stored ring, another
 // instance) made one meanwhile, and returns the key that signs.
 func (r *KeyRing) ensure(ctx context.Context, tenant, alg string) (*ringKey, error) {
-	if !ValidSigningAlgorithm(alg) {
-		return nil, fmt.Errorf("%w: %q", ErrUnsupportedAlgorithm, alg)
-	}
-	if tenant == "" {
-		return nil, errors.New("oidc2fa: a key ring signs for a tenant; the tenant is empty")
-	}
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	if k := r.current(tenant, alg); k != nil {
-		return k, nil
-	}
+	now := r.now()
+	tr := r.entry(tenant, true, now)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	s := tr.snap.Load()
 	if r.store != nil {
-		if err := r.Reload(ctx); err != nil {
+		var err error
+		if s, err = r.load(ctx, tenant, tr, now); err != nil { // another instance's key, if any
 			return nil, err
 		}
-		if k := r.current(tenant, alg); k != nil {
-			return k, nil
-		}
 	}
-	k, err := generateRingKey(tenant, alg)
+	if k := s.signer(alg, now); k != nil {
+		return k, nil
+	}
+	k, err := generateRingKey(tenant, alg, now)
 	if err != nil {
 		return nil, err
 	}
-	if r.store == nil {
-		r.mu.Lock()
-		r.install(k, r.now())
-		r.mu.Unlock()
-		return k, nil
-	}
-	if err := r.put(ctx, k); err != nil {
+	if s, err = r.addKey(ctx, tenant, tr, k, now); err != nil {
 		return nil, err
 	}
-	if err := r.Reload(ctx); err != nil {
-		return nil, err
-	}
-	if k := r.current(tenant, alg); k != nil {
-		return k, nil
+	if k := s.signer(alg, now); k != nil {
+		return k, nil // k, or a key another instance stored at the same moment
 	}
 	return nil, errors.New("oidc2fa: the signing key just stored is not in the store")
 }
 
+// addKey adds k to tenant's keys, in memory or in the store (then read back with the tenant's
+// other keys), and returns the tenant's keys. k is made newer than every key of its chain
+// (a clock that has not moved since the last key does not put it in second place). The caller
+// holds tr.mu.
+func (r *KeyRing) addKey(ctx context.Context, tenant string, tr *tenantRing, k *ringKey, now time.Time) (*keySnap, error) {
+	if old := tr.snap.Load(); old != nil {
+		for _, o := range old.keys {
+			if o.alg == k.alg && !k.created.After(o.created) {
+				if k.activates.IsZero() {
+					k.activates = k.created // still signs from now on
+				}
+				k.created = o.created.Add(time.Nanosecond)
+			}
+		}
+	}
+	if r.store != nil {
+		if err := r.put(ctx, k); err != nil {
+			return nil, err
+		}
+		return r.load(ctx, tenant, tr, now)
+	}
+	var keys []*ringKey
+	if old := tr.snap.Load(); old != nil {
+		v := old.view(now, r.retain)
+		for _, o := range old.keys { // drop the keys whose retention has passed
+			if !slices.ContainsFunc(v.expired, func(e *ringKey) bool { return e.kid == o.kid }) && o.kid != k.kid {
+				keys = append(keys, o)
+			}
+		}
+	}
+	keys = append(keys, k)
+	slices.SortStableFunc(keys, newerFirst)
+	s := &keySnap{keys: keys}
+	tr.snap.Store(s)
+	return s, nil
+}
+
+// PublishKey makes sure tenant has a key of alg, making one (which signs at once, and is stored
+// for a stored ring) if it has none, so that the tenant's JWKS lists the key before the first
+// token it signs. Register a client with an algorithm through ClientSpec.Signer, or call
+// PublishKey when a client's algorithm changes. EdDSA counts as published when a shared key
+// signs it. An alg not in SigningAlgorithms is ErrUnsupportedAlgorithm.
+func (r *KeyRing) PublishKey(ctx context.Context, tenant, alg string) error {
+	_, err := r.signingKey(ctx, tenant, cmp.Or(alg, AlgEdDSA))
+	return err
+}
+
 // Keys implements Signer. It returns tenant's signing keys (making its EdDSA key if it has none
-// and no shared key signs) and the shared ones, then the retired keys whose retention has not
-// yet passed, most recently retired first. A stored ring reads the keys from its store, so that
-// the JWKS of every instance lists a key as soon as any instance signs with it. The returned
-// keys are copies the caller may keep. An empty tenant lists the shared keys alone.
+// and no shared key signs) and the shared ones, then the keys a rotation made that do not sign
+// yet, soonest first, then the retired keys whose retention has not yet passed, most recently
+// retired first. A stored ring reads the tenant's keys (one indexed query) when its copy is
+// older than a second, so that the JWKS of every instance lists a key another instance or an
+// admin command made within a second. The returned keys are copies the caller may keep. An
+// empty tenant lists the shared keys alone.
 func (r *KeyRing) Keys(ctx context.Context, tenant string) ([]PublicKey, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -312,51 +561,34 @@ func (r *KeyRing) Keys(ctx context.Context, tenant string) ([]PublicKey, error) 
 		}
 	}
 	now := r.now()
-	var current, retired []*ringKey
-	if r.store != nil {
-		stored, err := r.store.List(ctx)
+	owners := []string{tenant}
+	if tenant != "" {
+		owners = append(owners, "")
+	}
+	var current, pending, retired []*ringKey
+	for _, owner := range owners {
+		maxAge := publishedMaxAge
+		if owner == "" {
+			maxAge = r.refresh // the shared keys of a stored ring only ever leave
+		}
+		s, err := r.keysOf(ctx, owner, now, maxAge)
 		if err != nil {
-			return nil, fmt.Errorf("oidc2fa: reading the signing keys: %w", err)
+			return nil, err
 		}
-		for i := len(stored) - 1; i >= 0; i-- { // newest first
-			sk := stored[i]
-			if sk.Tenant != tenant && sk.Tenant != "" || !ValidSigningAlgorithm(sk.Algorithm) {
-				continue
-			}
-			k, err := r.parseStored(sk)
-			if err != nil {
-				return nil, err
-			}
-			if sk.Retired.IsZero() {
+		v := s.view(now, r.retain)
+		for _, alg := range SigningAlgorithms() {
+			if k := v.current[alg]; k != nil {
 				current = append(current, k)
-			} else if k = k.retiredAt(sk.Retired); r.published(k, now) {
-				retired = append(retired, k)
 			}
 		}
-	} else {
-		r.mu.RLock()
-		for _, owner := range []string{tenant, ""} {
-			for _, alg := range SigningAlgorithms() {
-				c := r.chains[chainID{owner, alg}]
-				if c == nil {
-					continue
-				}
-				if c.current != nil {
-					current = append(current, c.current)
-				}
-				for _, k := range c.retired {
-					if r.published(k, now) {
-						retired = append(retired, k)
-					}
-				}
-			}
-		}
-		r.mu.RUnlock()
+		pending = append(pending, v.pending...)
+		retired = append(retired, v.retired...)
 	}
 	slices.SortStableFunc(retired, func(a, b *ringKey) int { return b.retired.Compare(a.retired) })
-	keys := make([]PublicKey, 0, len(current)+len(retired))
-	seen := make(map[string]bool, cap(keys))
-	for _, k := range append(current, retired...) {
+	all := slices.Concat(current, pending, retired)
+	keys := make([]PublicKey, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for _, k := range all {
 		if !seen[k.kid] {
 			seen[k.kid] = true
 			keys = append(keys, k.public())
@@ -366,14 +598,72 @@ func (r *KeyRing) Keys(ctx context.Context, tenant string) ([]PublicKey, error) 
 }
 
 // Rotate gives every chain that has a signing key a new one — each tenant's key of each
-// algorithm it uses, and the shared key if one signs — and returns the new kids. The keys
-// signing until now are retired: they stay in Keys until Retain has passed. For a ring from
-// NewKeyRing the new keys exist only in this process (see KeyRing for several instances); a
-// stored ring stores them, and other instances sign with them once they Reload. A relying party
-// that caches the JWKS and does not refetch it on an unknown kid cannot verify the new keys'
-// tokens until its cache expires (Config.JWKSMaxAge); go-oidc's remote key set does refetch.
+// algorithm it uses, and the shared key if one signs — and returns the new kids. Each new key is
+// published at once and signs after RotationDelay; the key signing until then stops at that
+// moment and stays in Keys until Retain has passed. For a ring from NewKeyRing the new keys exist
+// only in this process (see KeyRing for several instances); a stored ring stores them, tenant by
+// tenant in batches (RotateBatch), and other instances list them within Refresh. Rotate of a
+// stored ring with many tenants takes a while: RotateBatch lets a host go in steps and resume.
 func (r *KeyRing) Rotate(ctx context.Context) (kids []string, err error) {
-	return r.rotate(ctx, "")
+	if r.store == nil {
+		if k, err := r.rotateTenant(ctx, ""); err != nil || len(k) > 0 {
+			kids = append(kids, k...)
+			if err != nil {
+				return kids, err
+			}
+		}
+	}
+	for after := ""; ; {
+		k, next, err := r.RotateBatch(ctx, after, rotateBatch)
+		kids = append(kids, k...)
+		if err != nil || next == "" {
+			return kids, err
+		}
+		after = next
+	}
+}
+
+// rotateBatch is how many tenants Rotate rotates at a time.
+const rotateBatch = 500
+
+// RotateBatch rotates, as RotateTenant does, the keys of at most limit tenants that have keys,
+// those whose id sorts after after (from the first for an empty after), in id order. It returns
+// the new kids and the last tenant it rotated, to be passed as after to the next batch; next is
+// "" when no tenant is left. On an error, next is the last tenant rotated before it (after
+// itself if none was), so the same call resumes where the batch stopped. A limit below 1 is an
+// error. The shared key is not rotated (Rotate does that).
+func (r *KeyRing) RotateBatch(ctx context.Context, after string, limit int) (kids []string, next string, err error) {
+	if limit < 1 {
+		return nil, after, fmt.Errorf("oidc2fa: RotateBatch needs a limit of at least 1, not %d", limit)
+	}
+	var tenants []string
+	if r.store != nil {
+		if tenants, err = r.store.Tenants(ctx, after, limit); err != nil {
+			return nil, after, fmt.Errorf("oidc2fa: listing the tenants with signing keys: %w", err)
+		}
+	} else {
+		r.mu.RLock()
+		for t := range r.tenants {
+			if t > after {
+				tenants = append(tenants, t)
+			}
+		}
+		r.mu.RUnlock()
+		slices.Sort(tenants)
+		tenants = tenants[:min(len(tenants), limit)]
+	}
+	next = after
+	for _, t := range tenants {
+		k, err := r.rotateTenant(ctx, t)
+		if err != nil {
+			return kids, next, err
+		}
+		kids, next = append(kids, k...), t
+	}
+	if len(tenants) < limit {
+		next = ""
+	}
+	return kids, next, nil
 }
 
 // RotateTenant is Rotate for one tenant: a new key for each algorithm the tenant signs with, at
@@ -383,79 +673,70 @@ func (r *KeyRing) RotateTenant(ctx context.Context, tenant string) (kids []strin
 	if tenant == "" {
 		return nil, errors.New("oidc2fa: RotateTenant needs a tenant")
 	}
-	return r.rotate(ctx, tenant)
+	return r.rotateTenant(ctx, tenant)
 }
 
-// rotate rotates tenant's chains, or every chain when tenant is empty.
-func (r *KeyRing) rotate(ctx context.Context, tenant string) ([]string, error) {
+// rotateTenant gives each of tenant's chains a new key, which signs after the rotation delay if
+// a key of its algorithm signs now (for the tenant, or the shared one for EdDSA), and at once
+// otherwise. A tenant's EdDSA chain is rotated even when it has none; the shared keys' ("")
+// chains only when they have keys.
+func (r *KeyRing) rotateTenant(ctx context.Context, tenant string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r.genMu.Lock()
-	defer r.genMu.Unlock()
-	if err := r.Reload(ctx); err != nil {
-		return nil, err
+	now := r.now()
+	tr := r.entry(tenant, tenant != "" || r.store != nil, now)
+	if tr == nil {
+		return nil, nil // no shared keys in memory
 	}
-	r.mu.RLock()
-	var ids []chainID
-	for id, c := range r.chains {
-		if c.current != nil && (tenant == "" || id.tenant == tenant) {
-			ids = append(ids, id)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	s := tr.snap.Load()
+	if r.store != nil {
+		var err error
+		if s, err = r.load(ctx, tenant, tr, now); err != nil {
+			return nil, err
 		}
 	}
-	r.mu.RUnlock()
-	if tenant != "" && !slices.Contains(ids, chainID{tenant, AlgEdDSA}) {
-		ids = append(ids, chainID{tenant, AlgEdDSA})
+	if s == nil {
+		s = &keySnap{}
 	}
-	slices.SortFunc(ids, func(a, b chainID) int { return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.alg, b.alg)) })
-	kids := make([]string, 0, len(ids))
-	for _, id := range ids {
-		k, err := generateRingKey(id.tenant, id.alg)
+	var algs []string
+	for _, alg := range SigningAlgorithms() {
+		if slices.ContainsFunc(s.keys, func(k *ringKey) bool { return k.alg == alg }) || alg == AlgEdDSA && tenant != "" {
+			algs = append(algs, alg)
+		}
+	}
+	var sharedEdDSA *ringKey
+	if tenant != "" {
+		r.mu.RLock()
+		if shared := r.tenants[""]; shared != nil {
+			sharedEdDSA = shared.snap.Load().signer(AlgEdDSA, now)
+		}
+		r.mu.RUnlock()
+	}
+	kids := make([]string, 0, len(algs))
+	for _, alg := range algs {
+		k, err := generateRingKey(tenant, alg, now)
 		if err != nil {
-			return nil, err
+			return kids, err
 		}
-		if err := r.installKey(ctx, k); err != nil {
-			return nil, err
+		if r.delay > 0 && (s.signer(alg, now) != nil || alg == AlgEdDSA && sharedEdDSA != nil) {
+			k.activates = now.Add(r.delay)
+		}
+		if s, err = r.addKey(ctx, tenant, tr, k, now); err != nil {
+			return kids, err
 		}
 		kids = append(kids, k.kid)
-	}
-	if err := r.Reload(ctx); err != nil {
-		return nil, err
 	}
 	return kids, nil
 }
 
-// installKey makes k the signing key of its chain: in memory, or in the store, where the key
-// signing until now is retired.
-func (r *KeyRing) installKey(ctx context.Context, k *ringKey) error {
-	if r.store == nil {
-		r.mu.Lock()
-		r.install(k, r.now())
-		r.mu.Unlock()
-		return nil
-	}
-	r.mu.RLock()
-	var old *ringKey
-	if c := r.chains[chainID{k.tenant, k.alg}]; c != nil {
-		old = c.current
-	}
-	r.mu.RUnlock()
-	if err := r.put(ctx, k); err != nil {
-		return err
-	}
-	if old != nil && old.kid != k.kid {
-		if err := r.store.Retire(ctx, old.kid, r.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
-		}
-	}
-	return nil
-}
-
 // Add makes priv the shared EdDSA key, which signs for every tenant without an EdDSA key of its
-// own, and returns its kid; the shared key signing until now is retired as by Rotate. Adding
-// the key that already signs changes nothing; adding a retired key makes it sign again. An
-// invalid key is an error wrapping ErrInvalidKey and leaves the ring unchanged. A stored ring
-// keeps keys per tenant and has no shared key to add: Add fails; use Rotate or RotateTenant.
+// own, and returns its kid; the shared key signing until now is retired. Adding the key that
+// already signs changes nothing; adding a retired key makes it sign again. An invalid key is an
+// error wrapping ErrInvalidKey and leaves the ring unchanged. A stored ring keeps keys per tenant
+// and has no shared key to add: Add fails; use Rotate or RotateTenant.
 func (r *KeyRing) Add(priv ed25519.PrivateKey) (kid string, err error) {
 	if r.store != nil {
 		return "", errors.New("oidc2fa: a stored key ring makes its keys itself, per tenant; use Rotate or RotateTenant")
@@ -464,39 +745,37 @@ func (r *KeyRing) Add(priv ed25519.PrivateKey) (kid string, err error) {
 	if err != nil {
 		return "", err
 	}
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.install(k, now)
+	r.addShared(k, r.now())
 	return k.kid, nil
 }
 
-// install makes k the signing key of its chain at time now. The caller holds r.mu or owns r
-// exclusively.
-func (r *KeyRing) install(k *ringKey, now time.Time) {
-	id := chainID{k.tenant, k.alg}
-	c := r.chains[id]
-	if c == nil {
-		c = &chain{}
-	}
-	if c.current != nil && c.current.kid == k.kid {
+// addShared makes k the shared EdDSA key at now: the shared keys are those that were, retired at
+// now unless already retired, then k.
+func (r *KeyRing) addShared(k *ringKey, now time.Time) {
+	tr := r.entry("", true, now)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	old := tr.snap.Load()
+	if cur := old.signer(AlgEdDSA, now); cur != nil && cur.kid == k.kid {
 		return
 	}
-	retired := make([]*ringKey, 0, len(c.retired)+1)
-	if c.current != nil {
-		retired = append(retired, c.current.retiredAt(now))
-	}
-	for _, rk := range c.retired {
-		if rk.kid != k.kid && r.published(rk, now) {
-			retired = append(retired, rk)
+	var keys []*ringKey
+	if old != nil {
+		v := old.view(now, r.retain)
+		for _, o := range slices.Concat(v.retired, slices.Collect(maps.Values(v.current)), v.pending) {
+			if o.kid == k.kid {
+				continue
+			}
+			if o.retired.IsZero() {
+				o = o.retiredAt(now)
+			}
+			keys = append(keys, o)
 		}
 	}
-	r.chains[id] = &chain{current: k, retired: retired}
-}
-
-// published reports whether the retired key k is still in Keys at time now.
-func (r *KeyRing) published(k *ringKey, now time.Time) bool {
-	return now.Before(k.retired.Add(r.retain))
+	k.created = now
+	keys = append(keys, k)
+	slices.SortStableFunc(keys, newerFirst)
+	tr.snap.Store(&keySnap{keys: keys})
 }
 
 // retiredAt returns a copy of k retired at t.
@@ -541,8 +820,8 @@ func (k *ringKey) sign(input []byte) ([]byte, error) {
 	return nil, fmt.Errorf("a key of type %T", k.priv)
 }
 
-// generateRingKey makes a new key of tenant for alg.
-func generateRingKey(tenant, alg string) (*ringKey, error) {
+// generateRingKey makes a new key of tenant for alg, created at now.
+func generateRingKey(tenant, alg string, now time.Time) (*ringKey, error) {
 	var priv crypto.Signer
 	var err error
 	switch alg {
@@ -558,7 +837,12 @@ func generateRingKey(tenant, alg string) (*ringKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oidc2fa: generate %s key: %w", alg, err)
 	}
-	return newRingKey(tenant, alg, priv)
+	k, err := newRingKey(tenant, alg, priv)
+	if err != nil {
+		return nil, err
+	}
+	k.created = now
+	return k, nil
 }
 
 // newEd25519RingKey checks priv, a shared EdDSA key, and copies it.

@@ -209,7 +209,7 @@ func TestKeyRingKIDIsThumbprint(t *testing.T) {
 func TestKeyRingRotate(t *testing.T) {
 	ctx := context.Background()
 	clock := newRingClock()
-	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now, Retain: time.Hour})
+	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now, Retain: time.Hour, RotationDelay: 5 * time.Minute})
 	require.NoError(t, err)
 	before, err := ring.Keys(ctx, "acme")
 	require.NoError(t, err)
@@ -225,15 +225,30 @@ func TestKeyRingRotate(t *testing.T) {
 	newKID := newKIDs[0]
 	require.NotEqual(t, oldKID, newKID)
 
+	// Published at once, signing after RotationDelay.
+	keys, err := ring.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, []string{oldKID, newKID}, ringKIDs(keys), "the signing key first, then the next one")
+	assert.True(t, keys[0].Retired.IsZero() && keys[1].Retired.IsZero())
+	tok, err := ring.Sign(ctx, "acme", []byte(`{"n":2}`))
+	require.NoError(t, err)
+	assert.Equal(t, oldKID, ringHeaderOf(t, tok).KID, "the old key signs until the delay has passed")
+
+	clock.Advance(5*time.Minute - time.Nanosecond)
+	tok, err = ring.Sign(ctx, "acme", []byte(`{"n":2}`))
+	require.NoError(t, err)
+	assert.Equal(t, oldKID, ringHeaderOf(t, tok).KID, "just before the delay has passed")
+	clock.Advance(time.Nanosecond)
 	newToken, err := ring.Sign(ctx, "acme", []byte(`{"n":2}`))
 	require.NoError(t, err)
 	assert.Equal(t, newKID, ringHeaderOf(t, newToken).KID, "the new key signs")
+	activated := rotatedAt.Add(5 * time.Minute)
 
-	keys, err := ring.Keys(ctx, "acme")
+	keys, err = ring.Keys(ctx, "acme")
 	require.NoError(t, err)
 	assert.Equal(t, []string{newKID, oldKID}, ringKIDs(keys), "signing key first, then the retired one")
 	assert.True(t, keys[0].Retired.IsZero())
-	assert.Equal(t, rotatedAt, keys[1].Retired)
+	assert.Equal(t, activated, keys[1].Retired, "the old key stopped signing when the new one started")
 	for _, tok := range []string{oldToken, newToken} {
 		_, err := ringVerify(t, tok, keys)
 		assert.NoError(t, err, "a token signed before or after the rotation verifies")
@@ -254,10 +269,28 @@ func TestKeyRingRotate(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+// A negative RotationDelay makes a rotated key sign at once; a tenant's first key always does.
+func TestKeyRingRotateAtOnce(t *testing.T) {
+	ctx := context.Background()
+	clock := newRingClock()
+	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now, RotationDelay: -1})
+	require.NoError(t, err)
+	first, err := ring.RotateTenant(ctx, "acme")
+	require.NoError(t, err)
+	tok, err := ring.Sign(ctx, "acme", []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, first[0], ringHeaderOf(t, tok).KID, "a tenant's first key signs at once")
+	next, err := ring.RotateTenant(ctx, "acme")
+	require.NoError(t, err)
+	tok, err = ring.Sign(ctx, "acme", []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, next[0], ringHeaderOf(t, tok).KID, "a negative delay: at once")
+}
+
 func TestKeyRingRotateTwice(t *testing.T) {
 	ctx := context.Background()
 	clock := newRingClock()
-	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now}) // DefaultKeyRetention
+	ring, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: clock.Now}) // DefaultKeyRetention, DefaultRotationDelay
 	require.NoError(t, err)
 	k0, err := ring.Keys(ctx, "acme")
 	require.NoError(t, err)
@@ -267,8 +300,12 @@ func TestKeyRingRotateTwice(t *testing.T) {
 	clock.Advance(time.Hour)
 	k2, err := ring.RotateTenant(ctx, "acme")
 	require.NoError(t, err)
-
 	keys, err := ring.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, []string{k1[0], k2[0], k0[0].KID}, ringKIDs(keys), "signing, next, retired")
+
+	clock.Advance(oidc2fa.DefaultRotationDelay)
+	keys, err = ring.Keys(ctx, "acme")
 	require.NoError(t, err)
 	assert.Equal(t, []string{k2[0], k1[0], k0[0].KID}, ringKIDs(keys), "newest first")
 

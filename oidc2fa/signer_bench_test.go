@@ -106,7 +106,11 @@ func BenchmarkMintIDToken(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ring.install(k, time.Now())
+			now := time.Now()
+			k.created = now
+			if _, err := ring.addKey(ctx, "acme", ring.entry("acme", true, now), k, now); err != nil {
+				b.Fatal(err)
+			}
 			b.SetBytes(int64(len(tok.appendJSON(nil))))
 			b.ReportAllocs()
 			for b.Loop() {

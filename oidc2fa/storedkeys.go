@@ -7,22 +7,24 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/visid/visid/store"
 )
 
 // LoadKeyRing returns a KeyRing whose keys live in keys, so that ID tokens stay verifiable
 // across restarts and every instance that shares the store signs and publishes the same keys.
-// It loads the keys still published (signing, or retired less than Retain ago); a tenant's
-// first key of an algorithm is made, and stored, when the tenant first needs it. cfg.Keys must
-// be empty.
+// It reads no tenant's keys to start (only the shared keys of earlier versions, below): a
+// tenant's keys are read, with one indexed query, when the tenant is first served and again
+// when the copy in memory is older than cfg.Refresh; a tenant's first key of an algorithm is
+// made, and stored, when the tenant first needs it (or at PublishKey). cfg.Keys must be empty.
 //
-// Keys of a stored ring reads the store, so the JWKS of every instance lists a new key as soon
-// as one instance has made it. Rotate and RotateTenant store the new keys and the old keys'
-// retirement. Other instances sign with the new keys when they call Reload, which a host runs
-// from time to time (every minute, say; keep the interval well below Config.JWKSMaxAge and
-// Retain). Until then they sign with the old keys, which are still published, so every token
-// verifies everywhere.
+// Keys of a stored ring lists a key another instance made within a second (it reads the
+// tenant's keys again when its copy is older), and signing uses it within Refresh. Rotate,
+// RotateBatch and RotateTenant store the new keys, which every instance publishes at once and
+// signs with once RotationDelay has passed; the key signing until then stops at that moment and
+// its retirement is stored by the first instance that reads the tenant's keys after it. Nothing
+// needs to run on a timer.
 //
 // A store that holds the key every tenant shared (what earlier versions of visid stored, with
 // no tenant) has that key retired at the first load: it stays published in every tenant's JWKS
@@ -46,101 +48,110 @@ func LoadKeyRing(ctx context.Context, cfg KeyRingConfig, keys store.SigningKeys)
 	return r, nil
 }
 
-// Reload reads the ring's keys from its store: in each chain (a tenant and an algorithm) the
-// newest unretired key signs and the older unretired ones are retired (instances that needed a
-// tenant's first key at once each stored one); a shared key (no tenant) is retired; keys whose
-// retention has passed are deleted from the store. Reload of a ring from NewKeyRing does
-// nothing.
+// Reload makes a stored ring forget the keys it holds in memory, so that each tenant's next
+// request reads its keys from the store, and reads the shared keys at once (retiring those an
+// earlier version of visid stored). A host need not call it: a stored ring reads a tenant's keys
+// again once they are older than Refresh. Reload of a ring from NewKeyRing does nothing.
 func (r *KeyRing) Reload(ctx context.Context) error {
 	if r.store == nil {
 		return nil
 	}
-	r.reloadMu.Lock()
-	defer r.reloadMu.Unlock()
-	stored, err := r.store.List(ctx)
-	if err != nil {
-		return fmt.Errorf("oidc2fa: reading the signing keys: %w", err)
-	}
-	now := r.now()
-	chains := map[chainID]*chain{}
-	for i := len(stored) - 1; i >= 0; i-- { // newest first
-		sk := stored[i]
-		if !ValidSigningAlgorithm(sk.Algorithm) {
-			continue // a key of another signer
-		}
-		k, err := r.parseStored(sk)
-		if err != nil {
-			return err
-		}
-		id := chainID{sk.Tenant, sk.Algorithm}
-		c := chains[id]
-		if c == nil {
-			c = &chain{}
-			chains[id] = c
-		}
-		switch {
-		case sk.Retired.IsZero() && sk.Tenant != "" && c.current == nil:
-			c.current = k
-			continue
-		case sk.Retired.IsZero():
-			if err := r.store.Retire(ctx, sk.ID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
-			}
-			k = k.retiredAt(now)
-		default:
-			k = k.retiredAt(sk.Retired)
-		}
-		if r.published(k, now) {
-			c.retired = append(c.retired, k)
-		} else {
-			if err := r.store.Delete(ctx, sk.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("oidc2fa: deleting an expired signing key: %w", err)
-			}
-			r.parsed.Delete(sk.ID)
-		}
-	}
-	for _, c := range chains {
-		slices.SortStableFunc(c.retired, func(a, b *ringKey) int { return b.retired.Compare(a.retired) })
-	}
 	r.mu.Lock()
-	r.chains = chains
+	r.tenants = map[string]*tenantRing{}
 	r.mu.Unlock()
-	return nil
+	_, err := r.keysOf(ctx, "", r.now(), 0)
+	return err
 }
 
-// put stores k, unretired.
+// load reads tenant's keys ("" the shared ones) from the store, stores what time has changed
+// (the retirement of keys a newer key replaced, and of shared keys; the deletion of keys whose
+// retention has passed), and makes them tr's snapshot. The caller holds tr.mu.
+func (r *KeyRing) load(ctx context.Context, tenant string, tr *tenantRing, now time.Time) (*keySnap, error) {
+	stored, err := r.store.List(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("oidc2fa: reading the signing keys of %q: %w", tenant, err)
+	}
+	old := tr.snap.Load()
+	keys := make([]*ringKey, 0, len(stored))
+	for _, sk := range stored {
+		if !ValidSigningAlgorithm(sk.Algorithm) || sk.Tenant != tenant {
+			continue // a key of another signer
+		}
+		k, err := parseStored(sk, old)
+		if err != nil {
+			return nil, err
+		}
+		if tenant == "" && sk.Retired.IsZero() {
+			// The key every tenant shared in earlier versions stops signing now.
+			if err := r.store.Retire(ctx, sk.ID, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
+			}
+			k = k.retiredAt(now)
+		}
+		keys = append(keys, k)
+	}
+	slices.SortStableFunc(keys, newerFirst)
+	s := &keySnap{loaded: now, keys: keys}
+	v := s.view(now, r.retain)
+	for _, k := range v.superseded {
+		if err := r.store.Retire(ctx, k.kid, k.retired); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("oidc2fa: retiring a signing key: %w", err)
+		}
+	}
+	if len(v.expired) > 0 {
+		for _, k := range v.expired {
+			if err := r.store.Delete(ctx, k.kid); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("oidc2fa: deleting an expired signing key: %w", err)
+			}
+		}
+		s.keys = slices.DeleteFunc(s.keys, func(k *ringKey) bool {
+			return slices.ContainsFunc(v.expired, func(e *ringKey) bool { return e.kid == k.kid })
+		})
+	}
+	tr.snap.Store(s)
+	return s, nil
+}
+
+// put stores k.
 func (r *KeyRing) put(ctx context.Context, k *ringKey) error {
 	der, err := x509.MarshalPKCS8PrivateKey(k.priv)
 	if err != nil {
 		return fmt.Errorf("oidc2fa: encoding a signing key: %w", err)
 	}
-	err = r.store.Add(ctx, store.SigningKey{ID: k.kid, Tenant: k.tenant, Algorithm: k.alg, PrivateKey: der, Created: r.now()})
+	err = r.store.Add(ctx, store.SigningKey{ID: k.kid, Tenant: k.tenant, Algorithm: k.alg, PrivateKey: der,
+		Created: k.created, Activates: k.activates})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("oidc2fa: storing a signing key: %w", err)
 	}
 	return nil
 }
 
-// parseStored turns a stored key back into a ring key, unretired, parsing each key once.
-func (r *KeyRing) parseStored(sk store.SigningKey) (*ringKey, error) {
-	if k, ok := r.parsed.Load(sk.ID); ok {
-		return k.(*ringKey), nil
+// parseStored turns a stored key back into a ring key, taking the parsed key from old (the
+// tenant's previous snapshot) when it has it, so that each key is parsed once while in memory.
+func parseStored(sk store.SigningKey, old *keySnap) (*ringKey, error) {
+	var k *ringKey
+	if old != nil {
+		if i := slices.IndexFunc(old.keys, func(o *ringKey) bool { return o.kid == sk.ID }); i >= 0 {
+			c := *old.keys[i]
+			k = &c
+		}
 	}
-	key, err := x509.ParsePKCS8PrivateKey(sk.PrivateKey)
-	if err != nil {
-		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
+	if k == nil {
+		key, err := x509.ParsePKCS8PrivateKey(sk.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
+		}
+		priv, ok := key.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, ErrInvalidKey)
+		}
+		if k, err = newRingKey(sk.Tenant, sk.Algorithm, priv); err != nil {
+			return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
+		}
+		if k.kid != sk.ID {
+			return nil, fmt.Errorf("oidc2fa: signing key %s: its id is not its thumbprint %s", sk.ID, k.kid)
+		}
 	}
-	priv, ok := key.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, ErrInvalidKey)
-	}
-	k, err := newRingKey(sk.Tenant, sk.Algorithm, priv)
-	if err != nil {
-		return nil, fmt.Errorf("oidc2fa: signing key %s: %w", sk.ID, err)
-	}
-	if k.kid != sk.ID {
-		return nil, fmt.Errorf("oidc2fa: signing key %s: its id is not its thumbprint %s", sk.ID, k.kid)
-	}
-	r.parsed.Store(sk.ID, k)
+	k.created, k.activates, k.retired = sk.Created, sk.Activates, sk.Retired
 	return k, nil
 }

@@ -66,19 +66,32 @@ func kids(keys []oidc2fa.PublicKey) []string {
 	return out
 }
 
+// storedKeys returns every key of keys: the shared ones, then each tenant's.
+func storedKeys(t *testing.T, keys store.SigningKeys) []store.SigningKey {
+	t.Helper()
+	ctx := context.Background()
+	all, err := keys.List(ctx, "")
+	require.NoError(t, err)
+	tenants, err := keys.Tenants(ctx, "", 1000)
+	require.NoError(t, err)
+	for _, tenant := range tenants {
+		ks, err := keys.List(ctx, tenant)
+		require.NoError(t, err)
+		all = append(all, ks...)
+	}
+	return all
+}
+
 func TestLoadKeyRingPersists(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
 	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	first, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
 	require.NoError(t, err)
-	stored, err := keys.List(ctx)
-	require.NoError(t, err)
-	require.Empty(t, stored, "a tenant's key is made when it is first needed")
+	require.Empty(t, storedKeys(t, keys), "a tenant's key is made when it is first needed")
 	token, err := first.Sign(ctx, "acme", []byte(`{"sub":"user_1"}`))
 	require.NoError(t, err)
-	stored, err = keys.List(ctx)
-	require.NoError(t, err)
+	stored := storedKeys(t, keys)
 	require.Len(t, stored, 1)
 	assert.Equal(t, "EdDSA", stored[0].Algorithm)
 	assert.Equal(t, "acme", stored[0].Tenant)
@@ -133,9 +146,10 @@ func TestLoadKeyRingRotation(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
 	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
-	a, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour}, keys)
+	cfg := oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour, RotationDelay: 6 * time.Minute, Refresh: time.Minute}
+	a, err := oidc2fa.LoadKeyRing(ctx, cfg, keys)
 	require.NoError(t, err)
-	b, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour}, keys)
+	b, err := oidc2fa.LoadKeyRing(ctx, cfg, keys)
 	require.NoError(t, err)
 	old, err := a.Sign(ctx, "acme", []byte(`{}`))
 	require.NoError(t, err)
@@ -143,34 +157,49 @@ func TestLoadKeyRingRotation(t *testing.T) {
 	require.NoError(t, err)
 	globexKeys, err := a.Keys(ctx, "globex")
 	require.NoError(t, err)
-	require.NoError(t, b.Reload(ctx))
-
 	c.Advance(time.Minute)
+	bBefore, err := b.Keys(ctx, "acme")
+	require.NoError(t, err)
+	require.Len(t, bBefore, 1)
+	oldAcme := bBefore[0].KID
+	rotatedAt := c.Now()
 	newKIDs, err := a.RotateTenant(ctx, "acme")
 	require.NoError(t, err)
 	require.Len(t, newKIDs, 1)
 	kid := newKIDs[0]
-	stored, err := keys.List(ctx)
-	require.NoError(t, err)
+	stored := storedKeys(t, keys)
 	require.Len(t, stored, 3)
-	var oldAcme string
 	for _, k := range stored {
-		switch {
-		case k.Tenant == "globex":
-			assert.True(t, k.Retired.IsZero(), "globex's key is not retired")
-		case k.ID == kid:
-			assert.True(t, k.Retired.IsZero(), "acme's new key signs")
-		default:
-			assert.False(t, k.Retired.IsZero(), "acme's old key is retired in the store")
-			oldAcme = k.ID
+		assert.True(t, k.Retired.IsZero(), "no key is retired before the new one signs")
+		if k.ID == kid {
+			assert.Equal(t, rotatedAt.Add(6*time.Minute), k.Activates, "the new key signs after the delay")
 		}
 	}
 
-	require.NoError(t, b.Reload(ctx))
+	// The new key is published at once by a, and by b within a second, while the old one signs.
+	pub, err := a.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, []string{oldAcme, kid}, kids(pub), "the old key signs, the new one is published")
+	pub, err = b.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, []string{oldAcme}, kids(pub), "b serves its copy of the same instant")
+	c.Advance(time.Second)
+	pub, err = b.Keys(ctx, "acme")
+	require.NoError(t, err)
+	assert.Equal(t, []string{oldAcme, kid}, kids(pub), "b reads acme's keys again a second later")
+	for _, r := range []*oidc2fa.KeyRing{a, b} {
+		tok, err := r.Sign(ctx, "acme", []byte(`{}`))
+		require.NoError(t, err)
+		assert.True(t, verifies(t, []oidc2fa.PublicKey{pub[0]}, tok), "the old key still signs")
+	}
+
+	// Once the delay has passed, the new key signs everywhere and the old one is retired.
+	c.Advance(6*time.Minute - time.Second)
 	for _, r := range []*oidc2fa.KeyRing{a, b} {
 		pub, err := r.Keys(ctx, "acme")
 		require.NoError(t, err)
 		assert.Equal(t, []string{kid, oldAcme}, kids(pub), "the new key signs, the old one is published")
+		assert.Equal(t, rotatedAt.Add(6*time.Minute), pub[1].Retired)
 		assert.True(t, verifies(t, pub, old))
 		tok, err := r.Sign(ctx, "acme", []byte(`{}`))
 		require.NoError(t, err)
@@ -180,21 +209,25 @@ func TestLoadKeyRingRotation(t *testing.T) {
 		assert.Equal(t, kids(globexKeys), kids(g), "another tenant's keys do not change")
 		assert.True(t, verifies(t, g, globex))
 	}
+	for _, k := range storedKeys(t, keys) {
+		assert.Equal(t, k.ID == oldAcme, !k.Retired.IsZero(), "%s: the old key's retirement is stored", k.ID)
+	}
 
 	// Rotate rotates every tenant.
 	all, err := b.Rotate(ctx)
 	require.NoError(t, err)
 	assert.Len(t, all, 2)
 
-	// Once the retention has passed, Reload drops the old keys from the JWKS and the store.
-	c.Advance(time.Hour)
-	require.NoError(t, b.Reload(ctx))
-	pub, err := b.Keys(ctx, "acme")
+	// Once the retention has passed, the old keys leave the JWKS and the store.
+	// A tenant's keys are read, and their expired keys deleted, when the tenant is next served.
+	c.Advance(time.Hour + 6*time.Minute)
+	pub, err = b.Keys(ctx, "acme")
 	require.NoError(t, err)
 	assert.Len(t, pub, 1)
-	stored, err = keys.List(ctx)
+	assert.Len(t, storedKeys(t, keys), 3, "globex's old key until globex is served")
+	_, err = b.Keys(ctx, "globex")
 	require.NoError(t, err)
-	assert.Len(t, stored, 2)
+	assert.Len(t, storedKeys(t, keys), 2)
 }
 
 // A store from before keys were per tenant holds one shared key, unretired. Loading it retires
@@ -219,8 +252,7 @@ func TestLoadKeyRingMigratesSharedKey(t *testing.T) {
 	c.Advance(time.Minute)
 	r, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour}, keys)
 	require.NoError(t, err)
-	stored, err := keys.List(ctx)
-	require.NoError(t, err)
+	stored := storedKeys(t, keys)
 	require.Len(t, stored, 1)
 	assert.Equal(t, c.Now(), stored[0].Retired, "the shared key is retired at the first load")
 
@@ -277,10 +309,8 @@ func TestLoadKeyRingConcurrentStart(t *testing.T) {
 		}
 	}
 	assert.Len(t, signing, 1, "one signing key everywhere")
-	stored, err := keys.List(ctx)
-	require.NoError(t, err)
 	unretired := 0
-	for _, k := range stored {
+	for _, k := range storedKeys(t, keys) {
 		if k.Retired.IsZero() {
 			unretired++
 		}
@@ -299,8 +329,12 @@ func TestLoadKeyRingErrors(t *testing.T) {
 
 	keys := memstore.New().SigningKeys()
 	require.NoError(t, keys.Add(ctx, store.SigningKey{ID: "bogus", Tenant: "acme", Algorithm: "EdDSA", PrivateKey: []byte("not DER"), Created: time.Now()}))
-	_, err = oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, keys)
+	damaged, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, keys)
+	require.NoError(t, err, "a ring reads no tenant's keys to start")
+	_, err = damaged.Sign(ctx, "acme", []byte(`{}`))
 	assert.Error(t, err, "a damaged key is an error, not a silent new key")
+	_, err = damaged.Keys(ctx, "acme")
+	assert.Error(t, err)
 
 	r, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, memstore.New().SigningKeys())
 	require.NoError(t, err)

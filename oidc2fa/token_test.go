@@ -651,11 +651,20 @@ func TestKeyRotation(t *testing.T) {
 	newKID := newKIDs[0]
 	require.NotEqual(t, oldHeader["kid"], newKID)
 
+	// The new key is published first; it signs once the JWKS a relying party read before the
+	// rotation has expired from its cache.
+	keys := jwksKeys(t, e.handler, "acme")
+	assert.Contains(t, keys, newKID, "published before it signs")
+	during := e.redeem(e.code())
+	duringHeader, _ := decodeJWT(t, during)
+	assert.Equal(t, oldHeader["kid"], duringHeader["kid"], "the old key signs until the rotation delay has passed")
+
+	e.clock.Advance(oidc2fa.DefaultRotationDelay)
 	after := e.redeem(e.code())
 	newHeader, _ := decodeJWT(t, after)
 	assert.Equal(t, newKID, newHeader["kid"], "the new key signs")
 
-	keys := jwksKeys(t, e.handler, "acme")
+	keys = jwksKeys(t, e.handler, "acme")
 	assert.Contains(t, keys, oldHeader["kid"])
 	assert.Contains(t, keys, newKID)
 	assert.True(t, verifiesWith(t, keys, before), "a token signed before the rotation verifies against the JWKS after it")

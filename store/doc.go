@@ -18,6 +18,12 @@
 // Positions that the previous Page returned (Page.Next, Page.Prev), which a backend should read
 // from an index rather than skip to.
 //
+// Tenants are many (a SaaS host has one per customer organisation: plan for 100,000), so every
+// read a request makes names its tenant and is served by an index, and background work asks for
+// what is due across tenants rather than visiting each: SigningKeys.List reads one tenant's keys,
+// SigningKeys.Tenants pages through the tenants that have keys. A contract that changes is named
+// in the repository's CHANGELOG.md, with what a host's own backend must do.
+//
 // Errors are the sentinels below, wrapped with context: test them with errors.Is.
 //
 // Choosing a store, and running one in production, is described in https://github.com/visid/visid/blob/main/docs/production.md#choosing-a-store.

@@ -76,7 +76,15 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // createClient registers a client and prints client_id=…, client_secret=… (which is not shown
 // again), one redirect_uri=… per redirect URI, require_par=…, id_token_alg=… and
 // access_token=….
+//
+// The tenant's signing key of the client's algorithm is made first, if the tenant has none, so
+// that the tenant's JWKS lists it before the client's first sign-in.
 func createClient(ctx context.Context, b store.Backend, spec oidc2fa.ClientSpec, stdout io.Writer) error {
+	ring, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, b.SigningKeys)
+	if err != nil {
+		return fmt.Errorf("loading the signing keys: %w", err)
+	}
+	spec.Signer = ring
 	secret, c, err := oidc2fa.RegisterClient(ctx, b.Clients, spec)
 	if errors.Is(err, store.ErrNotFound) {
 		return noTenant(spec.Tenant)
@@ -312,7 +320,11 @@ func clientSetIDTokenAlg(ctx context.Context, args []string, stdout, stderr io.W
 		return err
 	}
 	defer d.close()
-	c, err := oidc2fa.SetIDTokenAlg(ctx, d.Backend.Clients, *tenant, pos[0], pos[1])
+	ring, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, d.Backend.SigningKeys)
+	if err != nil {
+		return fmt.Errorf("loading the signing keys: %w", err)
+	}
+	c, err := oidc2fa.SetClientIDTokenAlg(ctx, d.Backend.Clients, ring, *tenant, pos[0], pos[1])
 	if errors.Is(err, store.ErrNotFound) {
 		return clientNotFound(ctx, d.Backend, *tenant, pos[0])
 	}

@@ -183,9 +183,16 @@ func existingKEK(db, path string) ([]byte, error) {
 
 // checkKEK checks that the key-encryption key of d opens the signing keys stored in it: a
 // wrong key is refused at once, by the service and the admin commands alike, rather than
-// when the first token is signed.
+// when the first token is signed. It opens the keys of one tenant (and the shared keys of
+// earlier versions), however many tenants the store holds.
 func checkKEK(ctx context.Context, d *database, db string) error {
-	_, err := d.SigningKeys.List(ctx)
+	_, err := d.SigningKeys.List(ctx, "")
+	if err == nil {
+		var first []string
+		if first, err = d.SigningKeys.Tenants(ctx, "", 1); err == nil && len(first) > 0 {
+			_, err = d.SigningKeys.List(ctx, first[0])
+		}
+	}
 	if err == nil {
 		return nil
 	}

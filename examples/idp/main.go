@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return clientSetIDTokenAlg(ctx, rest[1:], stdout, stderr)
 	case cmd == "client" && len(rest) > 0 && rest[0] == "set-access-token":
 		return clientSetAccessToken(ctx, rest[1:], stdout, stderr)
-	case cmd == "key" && len(rest) > 0 && rest[0] == "rotate":
+	case (cmd == "keys" || cmd == "key") && len(rest) > 0 && rest[0] == "rotate":
 		return keyRotate(ctx, rest[1:], stdout, stderr)
 	case cmd == "enroll-link":
 		return enrollLink(ctx, rest, stdout, stderr)
@@ -157,10 +157,14 @@ const usage = `Usage:
   idp client set-access-token --tenant T <client id> [--access-token=false] [-db DB]
                                                 give (or no longer give) a client an access
                                                 token for the UserInfo endpoint
-  idp key rotate [--tenant T] [-db DB]          give every tenant (or tenant T) new signing
-                                                keys; the old ones stay published until their
-                                                tokens expire; running instances sign with
-                                                the new keys within a minute
+  idp keys rotate [--tenant T | --after T] [--batch N] [-db DB]
+                                                give every tenant (or tenant T) new signing
+                                                keys, published at once, signing after 6
+                                                minutes (signs_from=…), so relying parties
+                                                know them first; the old ones stay published
+                                                until their tokens expire. Every tenant goes
+                                                in batches of N (500), each ending with
+                                                rotated_through=T; --after T resumes after T
   idp enroll-link --tenant T --user U [-base-url URL] [-db DB]
                                                 make a one-time link (valid 10 minutes) with
                                                 which user U sets up a picture password; prints

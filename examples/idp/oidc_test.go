@@ -146,7 +146,7 @@ func TestSweep(t *testing.T) {
 		require.NoError(t, err)
 	}
 	done := make(chan struct{})
-	go func() { sweep(ctx, d.Backend, nil, 5*time.Millisecond, time.Hour, discardLogger()); close(done) }()
+	go func() { sweep(ctx, d.Backend, 5*time.Millisecond, time.Hour, discardLogger()); close(done) }()
 	require.Eventually(t, func() bool {
 		_, err := d.Interactions.Get(ctx, "in0")
 		return errors.Is(err, store.ErrNotFound)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/examples/internal/httpserve"
-	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/otelstore"
 	"github.com/visid/visid/webhooks"
@@ -150,7 +149,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	go sweep(ctx, b, sec.keys, time.Minute, *retention, log)
+	go sweep(ctx, b, time.Minute, *retention, log)
 	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log,
 		AllowPrivateTargets: *hookPrivate})
 	if err != nil {
@@ -183,9 +182,9 @@ const webhookInterval = time.Second
 
 // sweep removes expired codes, interactions (including enrollment links) and pushed
 // authorization requests, and events older than retention, every interval until ctx is done,
-// the library leaving that to its host; and it reloads the signing keys (ring may be nil), so a
-// rotation by another instance reaches this one.
-func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval, retention time.Duration, log *slog.Logger) {
+// the library leaving that to its host. (The signing keys need no timer: the key ring reads a
+// tenant's keys again when its copy is older than oidc2fa.DefaultKeyRefresh.)
+func sweep(ctx context.Context, b store.Backend, interval, retention time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -203,11 +202,6 @@ func sweep(ctx context.Context, b store.Backend, ring *oidc2fa.KeyRing, interval
 			} else if codes+interactions+pushed+accessTokens+events > 0 {
 				log.Debug("removed expired codes, interactions, pushed requests, access tokens and events", "codes", codes,
 					"interactions", interactions, "pushed_requests", pushed, "access_tokens", accessTokens, "events", events)
-			}
-			if ring != nil {
-				if err := ring.Reload(ctx); err != nil && ctx.Err() == nil {
-					log.Error("reloading the signing keys", "err", err)
-				}
 			}
 		}
 	}

@@ -100,7 +100,9 @@ func newIDP(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config)) 
 	p.clientID, p.secret = client.ID, secret
 	_, p.priv, err = ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
-	p.keys, err = oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: p.clock.Now, Keys: []ed25519.PrivateKey{p.priv}})
+	// Rotations sign at once (RotationDelay -1), without publishing the key first, so that the
+	// tests see the RP meet an unknown kid, as it does with a provider that rotates that way.
+	p.keys, err = oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: p.clock.Now, Keys: []ed25519.PrivateKey{p.priv}, RotationDelay: -1})
 	require.NoError(t, err)
 	published, err := p.keys.Keys(ctx, "acme")
 	require.NoError(t, err)

@@ -62,7 +62,7 @@ func New() *Store {
 		interactions: interactionTable{byID: map[string]*store.Interaction{}},
 		pushed:       pushedTable{byHash: map[[32]byte]*store.PushedRequest{}},
 		accessTokens: accessTokenTable{byHash: map[[32]byte]*store.AccessToken{}},
-		signingKeys:  signingKeyTable{byID: map[string]*store.SigningKey{}},
+		signingKeys:  signingKeyTable{byID: map[string]*store.SigningKey{}, byTenant: map[string][]*store.SigningKey{}},
 	}
 }
 

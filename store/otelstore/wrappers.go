@@ -477,9 +477,16 @@ func (s signingKeys) Add(ctx context.Context, k store.SigningKey) error {
 	return err
 }
 
-func (s signingKeys) List(ctx context.Context) ([]store.SigningKey, error) {
+func (s signingKeys) List(ctx context.Context, tenant string) ([]store.SigningKey, error) {
 	ctx, call := s.o.start(ctx, "signing_keys.list")
-	v, err := s.next.List(ctx)
+	v, err := s.next.List(ctx, tenant)
+	call.end(err)
+	return v, err
+}
+
+func (s signingKeys) Tenants(ctx context.Context, after string, limit int) ([]string, error) {
+	ctx, call := s.o.start(ctx, "signing_keys.tenants")
+	v, err := s.next.Tenants(ctx, after, limit)
 	call.end(err)
 	return v, err
 }

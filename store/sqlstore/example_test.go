@@ -81,7 +81,7 @@ func ExampleNew() {
 	fmt.Println(st.Dialect())
 
 	keys := st.SigningKeys()
-	err = keys.Add(ctx, store.SigningKey{ID: "k1", Algorithm: "EdDSA", PrivateKey: []byte("PKCS #8 DER"), Created: time.Now()})
+	err = keys.Add(ctx, store.SigningKey{ID: "k1", Tenant: "acme", Algorithm: "EdDSA", PrivateKey: []byte("PKCS #8 DER"), Created: time.Now()})
 	if err != nil {
 		panic(err)
 	}
@@ -90,7 +90,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	fmt.Println("stored in the clear:", bytes.Contains(sealed, []byte("PKCS #8 DER")))
-	ks, err := keys.List(ctx)
+	ks, err := keys.List(ctx, "acme")
 	if err != nil {
 		panic(err)
 	}

@@ -35,8 +35,8 @@ func (ks *SigningKeys) Add(ctx context.Context, k store.SigningKey) error {
 	}
 	sealed := seal(aead, k.PrivateKey, []byte(k.ID))
 	return ks.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `INSERT INTO signing_keys (id, tenant, algorithm, private_key, created, retired)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.ID, k.Tenant, k.Algorithm, sealed, k.Created.UnixNano(), nanos(k.Retired))
+		n, err := tx.affected(ctx, `INSERT INTO signing_keys (id, tenant, algorithm, private_key, created, retired, activates)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.ID, k.Tenant, k.Algorithm, sealed, k.Created.UnixNano(), nanos(k.Retired), nanos(k.Activates))
 		if err == nil && n == 0 {
 			err = fmt.Errorf("signing key %q: %w", k.ID, store.ErrConflict)
 		}
@@ -44,16 +44,17 @@ func (ks *SigningKeys) Add(ctx context.Context, k store.SigningKey) error {
 	})
 }
 
-// List implements store.SigningKeys. It fails if a key does not open under the
-// key-encryption key.
-func (ks *SigningKeys) List(ctx context.Context) ([]store.SigningKey, error) {
+// List implements store.SigningKeys through the index on (tenant, created, id). It fails if a
+// key does not open under the key-encryption key.
+func (ks *SigningKeys) List(ctx context.Context, tenant string) ([]store.SigningKey, error) {
 	aead, err := ks.s.keyAEAD()
 	if err != nil {
 		return nil, err
 	}
 	out := []store.SigningKey{}
 	err = ks.s.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT id, tenant, algorithm, private_key, created, retired FROM signing_keys ORDER BY created, id`)
+		rows, err := tx.query(ctx, `SELECT id, tenant, algorithm, private_key, created, retired, activates
+			FROM signing_keys WHERE tenant = ? ORDER BY created, id`, tenant)
 		if err != nil {
 			return err
 		}
@@ -62,15 +63,43 @@ func (ks *SigningKeys) List(ctx context.Context) ([]store.SigningKey, error) {
 			var k store.SigningKey
 			var sealed []byte
 			var created int64
-			var retired sql.NullInt64
-			if err := rows.Scan(&k.ID, &k.Tenant, &k.Algorithm, &sealed, &created, &retired); err != nil {
+			var retired, activates sql.NullInt64
+			if err := rows.Scan(&k.ID, &k.Tenant, &k.Algorithm, &sealed, &created, &retired, &activates); err != nil {
 				return err
 			}
 			if k.PrivateKey, err = unseal(aead, sealed, []byte(k.ID)); err != nil {
 				return fmt.Errorf("signing key %q does not open under the key-encryption key: %w", k.ID, err)
 			}
-			k.Created, k.Retired = time.Unix(0, created).UTC(), fromNanos(retired)
+			k.Created, k.Retired, k.Activates = time.Unix(0, created).UTC(), fromNanos(retired), fromNanos(activates)
 			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Tenants implements store.SigningKeys through the index on (tenant, created, id).
+func (ks *SigningKeys) Tenants(ctx context.Context, after string, limit int) ([]string, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("signing key tenants: limit %d: %w", limit, store.ErrInvalid)
+	}
+	out := []string{}
+	err := ks.s.read(ctx, func(tx *txn) error {
+		out = out[:0]
+		rows, err := tx.query(ctx, `SELECT DISTINCT tenant FROM signing_keys WHERE tenant > ? ORDER BY tenant LIMIT ?`, after, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			if err := rows.Scan(&t); err != nil {
+				return err
+			}
+			out = append(out, t)
 		}
 		return rows.Err()
 	})

@@ -66,12 +66,12 @@ func TestSigningKeysSealed(t *testing.T) {
 		assert.NotContains(t, string(sealed), "a private key")
 
 		other := open(t, dsn) // another key-encryption key
-		_, err := other.SigningKeys().List(ctx)
+		_, err := other.SigningKeys().List(ctx, "")
 		require.Error(t, err, "a key sealed under another key-encryption key")
 
 		none, err := sqlstore.New(sqlstore.Config{DB: s.DB()})
 		require.NoError(t, err)
-		_, err = none.SigningKeys().List(ctx)
+		_, err = none.SigningKeys().List(ctx, "")
 		require.ErrorIs(t, err, sqlstore.ErrNoKeyEncryptionKey)
 		require.ErrorIs(t, none.SigningKeys().Add(ctx, k), sqlstore.ErrNoKeyEncryptionKey)
 		require.NoError(t, none.SigningKeys().Retire(ctx, "k1", time.Now()), "Retire needs no key material")
