@@ -83,8 +83,9 @@ const (
 	// kid it lacks.
 	DefaultRotationDelay = DefaultJWKSMaxAge + DefaultKeyRefresh
 	// DefaultKeyCacheTenants is the most tenants whose keys a stored ring keeps in memory, when
-	// KeyRingConfig.CacheTenants is zero. About 1.5 KiB a tenant with an EdDSA key; a tenant
-	// past the bound is read again from the store (one indexed query) when next needed.
+	// KeyRingConfig.CacheTenants is zero: about 1 KiB a tenant with an EdDSA key
+	// (BenchmarkKeyRingBytesPerTenant), 10 MiB in all. A tenant past the bound is read again
+	// from the store (one indexed query) when next needed.
 	DefaultKeyCacheTenants = 10000
 )
 

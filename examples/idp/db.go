@@ -186,13 +186,7 @@ func existingKEK(db, path string) ([]byte, error) {
 // when the first token is signed. It opens the keys of one tenant (and the shared keys of
 // earlier versions), however many tenants the store holds.
 func checkKEK(ctx context.Context, d *database, db string) error {
-	_, err := d.SigningKeys.List(ctx, "")
-	if err == nil {
-		var first []string
-		if first, err = d.SigningKeys.Tenants(ctx, "", 1); err == nil && len(first) > 0 {
-			_, err = d.SigningKeys.List(ctx, first[0])
-		}
-	}
+	err := openSigningKeys(ctx, d.SigningKeys)
 	if err == nil {
 		return nil
 	}
@@ -203,6 +197,19 @@ func checkKEK(ctx context.Context, d *database, db string) error {
 	}
 	return fmt.Errorf("reading the signing keys of -db %s with the key-encryption key from %s "+
 		"(it must be the key the store was made with): %w", redactDSN(db), source, err)
+}
+
+// openSigningKeys reads and opens the shared signing keys and those of the first tenant that has
+// keys: a bounded read that fails when the store is away or its keys do not open.
+func openSigningKeys(ctx context.Context, keys store.SigningKeys) error {
+	if _, err := keys.List(ctx, ""); err != nil {
+		return err
+	}
+	first, err := keys.Tenants(ctx, "", 1)
+	if err == nil && len(first) > 0 {
+		_, err = keys.List(ctx, first[0])
+	}
+	return err
 }
 
 // redactDSN is db with the password of a PostgreSQL URL hidden, for messages.

@@ -158,7 +158,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go deliverer.Run(ctx, webhookInterval)
 	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler()), log)}
 	if adminLn != nil {
-		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: sec.keys, log: log}
+		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: d.SigningKeys, log: log}
 		servers = append(servers, httpserve.Start(adminLn, adminHandler(metrics, rd), log))
 		log.Info("admin server listening", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
