@@ -66,7 +66,7 @@ func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int,
 
 // tenantErrorPage is errorPage with the look of the tenant the page is about.
 func (p *provider) tenantErrorPage(w http.ResponseWriter, r *http.Request, look TenantLook, status int, title, code, msg string) {
-	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", r.URL.Path,
+	p.log.DebugContext(r.Context(), "oidc request refused with a page", "path", RedactPath(r.URL.Path),
 		"status", status, "error", code, "message", msg)
 	tp := newTenantPage(look)
 	secureHeaders(w.Header())
@@ -104,7 +104,7 @@ func (p *provider) redirect(w http.ResponseWriter, redirectURI string, q url.Val
 
 // tokenError answers the token endpoint with a JSON error.
 func (p *provider) tokenError(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
-	p.log.DebugContext(r.Context(), "token request refused", "path", r.URL.Path, "status", status, "error", e.Code, "description", e.Description)
+	p.log.DebugContext(r.Context(), "token request refused", "path", RedactPath(r.URL.Path), "status", status, "error", e.Code, "description", e.Description)
 	body, _ := json.Marshal(map[string]string{"error": e.Code, "error_description": e.Description})
 	writeNoStoreJSON(w, status, body)
 }
@@ -125,7 +125,7 @@ func (p *provider) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				p.log.ErrorContext(r.Context(), "oidc handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				p.log.ErrorContext(r.Context(), "oidc handler panicked", "path", RedactPath(r.URL.Path), "panic", fmt.Sprint(v))
 				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 				w.Header().Set("Cache-Control", "no-store")
 				w.WriteHeader(http.StatusInternalServerError)
@@ -138,6 +138,6 @@ func (p *provider) recoverer(next http.Handler) http.Handler {
 
 // internal logs an unexpected error and answers a browser with a page.
 func (p *provider) internal(w http.ResponseWriter, r *http.Request, err error) {
-	p.log.ErrorContext(r.Context(), "oidc request failed", "path", r.URL.Path, "err", err)
+	p.log.ErrorContext(r.Context(), "oidc request failed", "path", RedactPath(r.URL.Path), "err", err)
 	p.page(w, r, http.StatusInternalServerError, errServerError, "error.internal")
 }

@@ -3,6 +3,7 @@ package oidc2fa_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -61,8 +62,8 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-// hintEnv is the provider of newEnv over backend b, with PAR offered, the auto-approving test
-// authenticator and its log kept in logs.
+// hintEnv is the provider of newEnv over backend b, with PAR offered, access tokens for the
+// UserInfo endpoint, the auto-approving test authenticator and its log kept in logs.
 type hintEnv struct {
 	*env
 	users store.Users
@@ -75,7 +76,7 @@ func newHintEnv(t *testing.T, b store.Backend) *hintEnv {
 	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme", Created: c.Now()}))
 	secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{
-		Tenant: "acme", Name: "App", RedirectURIs: []string{testRedirect}, Now: c.Now()})
+		Tenant: "acme", Name: "App", RedirectURIs: []string{testRedirect}, Now: c.Now(), AccessToken: true})
 	require.NoError(t, err)
 	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Now: c.Now})
 	require.NoError(t, err)
@@ -83,7 +84,7 @@ func newHintEnv(t *testing.T, b store.Backend) *hintEnv {
 	logs := &logBuffer{}
 	h, err := oidc2fa.New(oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
-		Pushed: b.Pushed, Authenticator: auth, Signer: keys, BaseURL: testBase, Now: c.Now,
+		Pushed: b.Pushed, AccessTokens: b.AccessTokens, Authenticator: auth, Signer: keys, BaseURL: testBase, Now: c.Now,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	require.NoError(t, err)
@@ -164,11 +165,15 @@ func TestHintNamingTwoUsersNamesNobody(t *testing.T) {
 	})
 }
 
-// TestIDTokenNamesOnlyItsUser: the ID token's preferred_username and email claims are there only
-// when they name its user and nobody else, so a relying party that compares its first factor's
-// user with them can only accept that user. mallory, whose primary email is alice's (in another
-// case, or folded), passes her own second factor with the hint "mallory": her token carries no
-// email, and rp's CheckUser refuses it for alice.
+// TestIDTokenNamesOnlyItsUser: the ID token's preferred_username and email claims, and
+// UserInfo's, are there only when they name their user and nobody else, so a relying party that
+// compares its first factor's user with them, in either response, can only accept that user. One
+// rule decides both: UserInfo says exactly what the ID token says. mallory, whose primary email
+// is alice's (in another case, or folded), passes her own second factor with the hint "mallory":
+// neither response carries an email, and rp's CheckUser refuses her for alice. Every shape of
+// collision is covered: a userName that is another's primary email, a primary email that is
+// another's userName, a primary email two users share, a userName that is another's id, each in
+// other cases and Unicode folds.
 func TestIDTokenNamesOnlyItsUser(t *testing.T) {
 	forEachHintBackend(t, func(t *testing.T, b store.Backend) {
 		e := newHintEnv(t, b)
@@ -178,6 +183,12 @@ func TestIDTokenNamesOnlyItsUser(t *testing.T) {
 		mallory2 := e.user("mallory2", "ROſſ@Example.com")
 		idTwin := e.user(strings.ToUpper(ross.ID), "idtwin@example.com")
 		carol := e.user("carol", "carol@example.com")
+		nameTwin := e.user("carol.lee@example.com", "nametwin@example.com") // a userName that is erin's email
+		erin := e.user("erin", "Carol.Lee@Example.com")
+		dave := e.user("dave", "dave@example.com")
+		daveTwin := e.user("davetwin", "DAVE") // a primary email that is dave's userName
+		kelvin := e.user("kelvin", "kate@example.com")
+		kTwin := e.user("ktwin", "Kate@example.com") // KELVIN SIGN folds to k: kelvin's email
 		tests := []struct {
 			hint          string
 			user          *store.User
@@ -189,32 +200,49 @@ func TestIDTokenNamesOnlyItsUser(t *testing.T) {
 			{"alice", alice, "alice", "", []string{"alice@example.com", "mallory"}, []string{"alice", alice.ID}},
 			{"idtwin@example.com", idTwin, "", "idtwin@example.com", []string{ross.ID, strings.ToUpper(ross.ID)}, []string{"IDTWIN@example.com"}},
 			{"carol", carol, "carol", "carol@example.com", []string{"alice@example.com"}, []string{"carol", "Carol@Example.com"}},
+			{"nametwin@example.com", nameTwin, "", "nametwin@example.com", []string{"carol.lee@example.com", "erin"}, []string{"NAMETWIN@example.com"}},
+			{"erin", erin, "erin", "", []string{"carol.lee@example.com", "CAROL.LEE@EXAMPLE.COM"}, []string{"erin"}},
+			{"dave@example.com", dave, "", "dave@example.com", []string{"davetwin"}, []string{"dave@example.com"}},
+			{"davetwin", daveTwin, "davetwin", "", []string{"dave", "DAVE"}, []string{"davetwin"}},
+			{"kelvin", kelvin, "kelvin", "", []string{"kate@example.com", "ktwin"}, []string{"kelvin"}},
+			{"ktwin", kTwin, "ktwin", "", []string{"kate@example.com", "\u212aate@example.com", "kelvin"}, []string{"ktwin"}},
 		}
 		for _, tc := range tests {
 			for _, pushed := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s pushed=%v", tc.hint, pushed), func(t *testing.T) {
 					q := e.signIn(tc.hint, pushed)
 					require.NotEmpty(t, q.Get("code"), "callback: %v", q)
-					_, claims := decodeJWT(t, e.redeem(q.Get("code")))
+					resp := e.tokenResponse(q.Get("code"))
+					_, claims := decodeJWT(t, resp["id_token"].(string))
 					assert.Equal(t, tc.user.ID, claims["sub"])
-					res := &rp.Result{Subject: fmt.Sprint(claims["sub"])}
-					if tc.name == "" {
-						assert.NotContains(t, claims, "preferred_username")
-					} else {
-						assert.Equal(t, tc.name, claims["preferred_username"])
-						res.PreferredUsername = tc.name
-					}
-					if tc.email == "" {
-						assert.NotContains(t, claims, "email")
-					} else {
-						assert.Equal(t, tc.email, claims["email"])
-						res.Email = tc.email
-					}
-					for _, u := range tc.refused {
-						assert.ErrorIs(t, res.CheckUser(u), rp.ErrWrongUser, "the token of %s must not pass for %q", tc.hint, u)
-					}
-					for _, u := range tc.pass {
-						assert.NoError(t, res.CheckUser(u), "the token of %s passes for %q", tc.hint, u)
+					rec := e.userinfo("GET", "acme", "Bearer "+resp["access_token"].(string))
+					require.Equal(t, http.StatusOK, rec.Code, "body: %s", rec.Body)
+					var info map[string]any
+					require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &info))
+					assert.Equal(t, tc.user.ID, info["sub"])
+					for _, r := range []struct {
+						what   string
+						claims map[string]any
+					}{{"ID token", claims}, {"UserInfo", info}} {
+						res := &rp.Result{Subject: fmt.Sprint(r.claims["sub"])}
+						if tc.name == "" {
+							assert.NotContains(t, r.claims, "preferred_username", r.what)
+						} else {
+							assert.Equal(t, tc.name, r.claims["preferred_username"], r.what)
+							res.PreferredUsername = tc.name
+						}
+						if tc.email == "" {
+							assert.NotContains(t, r.claims, "email", r.what)
+						} else {
+							assert.Equal(t, tc.email, r.claims["email"], r.what)
+							res.Email = tc.email
+						}
+						for _, u := range tc.refused {
+							assert.ErrorIs(t, res.CheckUser(u), rp.ErrWrongUser, "%s: the claims of %s must not pass for %q", r.what, tc.hint, u)
+						}
+						for _, u := range tc.pass {
+							assert.NoError(t, res.CheckUser(u), "%s: the claims of %s pass for %q", r.what, tc.hint, u)
+						}
 					}
 				})
 			}

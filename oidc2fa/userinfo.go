@@ -60,7 +60,8 @@ func (p *provider) revokeReplayed(r *http.Request, tenant string, codeHash [32]b
 
 // userinfo is the UserInfo endpoint (OpenID Connect Core §5.3): with an access token of the
 // tenant in the Authorization header (RFC 6750 §2.1), it returns the user's sub and the identity
-// claims the ID token carries (preferred_username, email), read from the store now. The access
+// claims the ID token carries (preferred_username, email), read from the store now and left out
+// by the same rule (namesOf) when another user of the tenant shares them. The access
 // token grants nothing else. A missing token is 401 with WWW-Authenticate: Bearer; an unknown,
 // expired or revoked one, one of another tenant, or a user removed or deactivated since, is 401
 // with error="invalid_token".
@@ -107,11 +108,19 @@ func (p *provider) userinfo(w http.ResponseWriter, r *http.Request, tenant strin
 		http.Error(w, "internal server error", http.StatusInternalServerError)
 		return
 	}
+	// The identity claims follow the ID token's rule, decided in one place (namesOf): a name
+	// that another user of the tenant shares vouches for nobody, here as there.
+	userName, email, err := namesOf(ctx, p.cfg.Users, tenant, u)
+	if err != nil {
+		p.log.ErrorContext(ctx, "reading the user's names failed", "tenant", tenant, "err", err)
+		http.Error(w, "internal server error", http.StatusInternalServerError)
+		return
+	}
 	body, err := json.Marshal(struct {
 		Sub               string `json:"sub"`
 		PreferredUsername string `json:"preferred_username,omitempty"`
 		Email             string `json:"email,omitempty"`
-	}{Sub: u.ID, PreferredUsername: u.UserName, Email: primaryEmail(u)})
+	}{Sub: u.ID, PreferredUsername: userName, Email: email})
 	if err != nil {
 		p.log.ErrorContext(ctx, "encoding userinfo failed", "err", err)
 		http.Error(w, "internal server error", http.StatusInternalServerError)

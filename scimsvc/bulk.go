@@ -435,6 +435,10 @@ func (j *bulkJob) dispatch(i int, res *bulkResult) {
 		j.finish(i, res, badRequest(typeInvalidValue, "a bulk POST needs a bulkId, which names it in the response"))
 		return
 	}
+	if err := checkConditionTags("version", op.Version); err != nil {
+		j.finish(i, res, err)
+		return
+	}
 	endpoint, id, err := bulkPath(method, op.Path)
 	if err != nil {
 		j.finish(i, res, err)

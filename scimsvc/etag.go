@@ -25,6 +25,35 @@ var errPreconditionFailed = &Error{
 	Detail: "precondition failed: the resource has changed on the server (its version is not one If-Match names)",
 }
 
+// MaxConditionTags is the most entity tags an If-Match or If-None-Match header (all its values
+// together), or a Bulk operation's version, may name; more is 400 invalidValue, checked before a
+// request picks a path. A request with a condition costs at most one read and one conditional
+// write, however many tags it names.
+const MaxConditionTags = 64
+
+// checkConditions refuses a request whose If-Match or If-None-Match names more than
+// MaxConditionTags entity tags.
+func checkConditions(h http.Header) error {
+	for _, name := range []string{"If-Match", "If-None-Match"} {
+		if err := checkConditionTags(name, h.Values(name)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkConditionTags refuses values (of header name, or of a Bulk operation's version) that name
+// more than MaxConditionTags entity tags, counting without splitting them.
+func checkConditionTags(name string, values ...string) error {
+	n := 0
+	for _, v := range values {
+		if n += strings.Count(v, ",") + 1; n > MaxConditionTags {
+			return badRequest(typeInvalidValue, "%s names more than %d entity tags", name, MaxConditionTags)
+		}
+	}
+	return nil
+}
+
 // condition is a parsed If-Match or If-None-Match header.
 type condition struct {
 	present bool    // the header was sent
@@ -35,10 +64,15 @@ type condition struct {
 // parseCondition parses the If-Match or If-None-Match header values of a request: "*" or a list
 // of entity tags, weak or strong. Entity tags that are not versions of ours are kept as never
 // matching, so a request that names only those fails its If-Match.
+// At most MaxConditionTags are read: checkConditions has refused a request with more.
 func parseCondition(values []string) condition {
 	c := condition{present: len(values) > 0}
+	n := 0
 	for _, v := range values {
 		for tag := range strings.SplitSeq(v, ",") {
+			if n++; n > MaxConditionTags {
+				return c
+			}
 			tag = strings.TrimSpace(tag)
 			if tag == "*" {
 				c.any = true

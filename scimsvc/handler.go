@@ -84,6 +84,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := checkConditions(r.Header); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	if lazy != nil {
 		lazy.setKeyID(k.ID) // saves a context and a copy of the request on every request
 	} else {

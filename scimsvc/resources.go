@@ -2,7 +2,6 @@ package scimsvc
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"reflect"
 
@@ -249,22 +248,33 @@ func (k *resources[T, P]) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // delete removes the resource; with If-Match (other than "*") only at a version it names, the
-// comparison made by the store in the same atomic step as the removal.
+// comparison made by the store in the same atomic step as the removal. However many tags
+// If-Match names, it costs one conditional write, after one read when there are several: the
+// read finds the version the resource has, and the write removes it at that version only if a
+// tag names it.
 func (k *resources[T, P]) delete(w http.ResponseWriter, r *http.Request) {
 	ctx, tenant, id := r.Context(), r.PathValue("tenant"), r.PathValue("id")
 	var err error
-	if c := ifMatch(r); !c.present || c.any {
+	switch c := ifMatch(r); {
+	case !c.present || c.any:
 		err = k.store.Delete(ctx, tenant, id)
-	} else {
-		err = errPreconditionFailed
-		tags := c.tags
-		if len(tags) == 0 {
-			tags = []int64{-1} // no version of ours: 404 or 412, as the store finds the resource
+	case len(c.tags) <= 1:
+		version := int64(-1) // no version of ours: 404 or 412, as the store finds the resource
+		if len(c.tags) == 1 {
+			version = c.tags[0]
 		}
-		for _, version := range tags {
-			err = k.store.DeleteIfVersion(ctx, tenant, id, version)
-			if !errors.Is(err, store.ErrVersionMismatch) {
-				break
+		err = k.store.DeleteIfVersion(ctx, tenant, id, version)
+	default:
+		get := k.store.Get
+		if k.getWithoutMembers != nil {
+			get = k.getWithoutMembers
+		}
+		var v P
+		if v, err = get(ctx, tenant, id); err == nil {
+			if _, meta := k.common(v); c.matches(meta.Version) {
+				err = k.store.DeleteIfVersion(ctx, tenant, id, meta.Version)
+			} else {
+				err = errPreconditionFailed
 			}
 		}
 	}

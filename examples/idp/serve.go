@@ -156,7 +156,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go deliverer.Run(ctx, webhookInterval)
-	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler()), log)}
+	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler(), redactPath), log)}
 	if adminLn != nil {
 		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: d.SigningKeys, log: log}
 		servers = append(servers, httpserve.Start(adminLn, adminHandler(metrics, rd), log))

@@ -42,6 +42,12 @@ type service struct {
 // It is stopped when the test ends, unless stop was called.
 func startService(t *testing.T, extra ...string) *service {
 	t.Helper()
+	return startServiceLogging(t, t.Output(), extra...)
+}
+
+// startServiceLogging is startService with the service's log written to stderr.
+func startServiceLogging(t *testing.T, stderr io.Writer, extra ...string) *service {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	s := &service{cancel: cancel, done: make(chan error, 1), hints: &syncBuffer{}}
@@ -53,7 +59,7 @@ func startService(t *testing.T, extra ...string) *service {
 		args = append(args, "-db", "sqlite:"+filepath.Join(t.TempDir(), "idp.db"))
 	}
 	go func() {
-		err := run(ctx, append(args, extra...), pw, t.Output())
+		err := run(ctx, append(args, extra...), pw, stderr)
 		pw.CloseWithError(fmt.Errorf("run returned %v", err))
 		s.done <- err
 	}()

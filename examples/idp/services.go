@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -257,4 +258,13 @@ func scimBaseURL(baseURL, tenant string) string {
 // issuer is the OpenID issuer of tenant.
 func issuer(baseURL, tenant string) string {
 	return baseURL + oidcPrefix + "/" + tenant
+}
+
+// redactPath is the path of a request to the service as its access log shows it: the secrets a
+// path of the second factor carries (oidc2fa.RedactPath) left out.
+func redactPath(path string) string {
+	if rest, ok := strings.CutPrefix(path, oidcPrefix); ok && strings.HasPrefix(rest, "/") {
+		return oidcPrefix + oidc2fa.RedactPath(rest)
+	}
+	return path
 }

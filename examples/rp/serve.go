@@ -62,7 +62,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		pages:    newPages(issuer.Scheme+"://"+issuer.Host, log),
 		log:      log,
 	}
-	srv := httpserve.Start(ln, httpserve.AccessLog(log, a.handler()), log)
+	srv := httpserve.Start(ln, httpserve.AccessLog(log, a.handler(), nil), log)
 	log.Info("app listening", "addr", ln.Addr().String(), "base_url", base, "issuer", cfg.issuer,
 		"redirect_uri", redirectURI, "sessions", cfg.sessions, "users", list.len())
 	printStart(stdout, base, cfg.issuer, redirectURI, cfg.usersFile, extra)

@@ -64,7 +64,7 @@ func FuzzAccessLine(f *testing.F) {
 func TestNewAccessLogger(t *testing.T) {
 	var buf bytes.Buffer
 	log := NewAccessLogger(&buf, slog.LevelInfo)
-	h := AccessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	h := AccessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }), nil)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("DELETE", "/scim/v2/demo/Users/u1?x=secret", nil))
 	log.Warn("other", "n", 1)
 	line := regexp.MustCompile(`^time=\S+ level=INFO msg=request method=DELETE path=/scim/v2/demo/Users/u1 status=418 duration=\S+\n` +
@@ -72,7 +72,7 @@ func TestNewAccessLogger(t *testing.T) {
 	assert.Regexp(t, line, buf.String())
 
 	buf.Reset()
-	quiet := AccessLog(NewAccessLogger(&buf, slog.LevelWarn), http.NotFoundHandler())
+	quiet := AccessLog(NewAccessLogger(&buf, slog.LevelWarn), http.NotFoundHandler(), nil)
 	quiet.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	assert.Empty(t, buf.String())
 }
@@ -89,7 +89,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		{"access", NewAccessLogger(discard{}, slog.LevelInfo)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			h := AccessLog(c.log, next)
+			h := AccessLog(c.log, next, nil)
 			r := httptest.NewRequest("PATCH", "/scim/v2/demo/Users/user_01m8bhvqq2mhxvxkqhk9cwcw4w", nil)
 			w := httptest.NewRecorder()
 			b.ReportAllocs()

@@ -12,7 +12,10 @@ import (
 // (it names no source line, which would be this function's).
 //
 // With a logger of NewAccessLogger, a line costs a fraction of a text handler's work.
-func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
+//
+// redact, unless nil, returns the path as the line shows it: a path that carries a secret (an
+// enrollment link's token, a login's interaction id) must never reach the log.
+func AccessLog(log *slog.Logger, next http.Handler, redact func(path string) string) http.Handler {
 	h := log.Handler()
 	fast, _ := h.(*accessHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -24,12 +27,16 @@ func AccessLog(log *slog.Logger, next http.Handler) http.Handler {
 			return
 		}
 		end := time.Now()
+		path := r.URL.Path
+		if redact != nil {
+			path = redact(path)
+		}
 		if fast != nil {
-			fast.request(end, r.Method, r.URL.Path, sw.status, end.Sub(start).Round(time.Microsecond))
+			fast.request(end, r.Method, path, sw.status, end.Sub(start).Round(time.Microsecond))
 			return
 		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-		rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		rec.AddAttrs(slog.String("method", r.Method), slog.String("path", path),
 			slog.Int("status", sw.status), slog.Duration("duration", end.Sub(start).Round(time.Microsecond)))
 		_ = h.Handle(ctx, rec) // as slog.Logger does: a handler that cannot write has nowhere to say so
 	})

@@ -26,7 +26,7 @@ func accessLogLine(t *testing.T, h http.HandlerFunc, method, target string) stri
 			return a
 		},
 	}))
-	httpserve.AccessLog(log, h).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, target, nil))
+	httpserve.AccessLog(log, h, nil).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, target, nil))
 	return buf.String()
 }
 
@@ -82,7 +82,7 @@ func TestAccessLog(t *testing.T) {
 func TestAccessLogDuration(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	httpserve.AccessLog(log, http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
+	httpserve.AccessLog(log, http.NotFoundHandler(), nil).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
 	assert.Regexp(t, `^time=\S+ level=INFO msg=request method=GET path=/x status=404 duration=\S+s\n$`, buf.String())
 }
 
@@ -92,7 +92,7 @@ func TestAccessLogUnwrap(t *testing.T) {
 	h := httpserve.AccessLog(slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("partial"))
 		require.NoError(t, http.NewResponseController(w).Flush())
-	}))
+	}), nil)
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	assert.True(t, rec.Flushed)
 }

@@ -40,7 +40,7 @@ func (w *writes) get() []string {
 func TestLogWriterWritesLinesTogether(t *testing.T) {
 	dst := &writes{}
 	out := httpserve.NewLogWriter(dst, 50*time.Millisecond)
-	h := httpserve.AccessLog(slog.New(slog.NewTextHandler(out, nil)), http.NotFoundHandler())
+	h := httpserve.AccessLog(slog.New(slog.NewTextHandler(out, nil)), http.NotFoundHandler(), nil)
 	for range 3 {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
 	}
