@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/visid/visid/store"
@@ -15,8 +14,9 @@ import (
 // Store is the in-memory backend. Its zero value is not usable; call New. Data lives as long
 // as the Store.
 type Store struct {
-	mu           sync.RWMutex // guards tenants and the API keys
+	mu           sync.RWMutex // guards tenants, tenantIDs and the API keys
 	tenants      map[string]*tenantData
+	tenantIDs    tenantIDs // the keys of tenants, in order
 	keys         apiKeys
 	codes        codeTable        // behind its own lock
 	interactions interactionTable // behind its own lock
@@ -161,6 +161,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		groupByExtID: newMultiIndex[*groupRec](),
 		clientByID:   map[string]*clientRec{},
 	}
+	s.tenantIDs.insert(t.ID)
 	return nil
 }
 
@@ -219,22 +220,35 @@ func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant)
 	return &out, nil
 }
 
-// List implements store.Tenants.
-func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
+// List implements store.Tenants. It reads the page from the store's ordered index of ids.
+func (ts *Tenants) List(ctx context.Context, after string, limit int) ([]store.Tenant, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if limit < 1 || limit > store.MaxTenantPage {
+		return nil, fmt.Errorf("tenant page of %d: want 1 to %d: %w", limit, store.MaxTenantPage, store.ErrInvalid)
+	}
 	s := ts.s
 	s.mu.RLock()
-	out := make([]store.Tenant, 0, len(s.tenants))
-	for _, t := range s.tenants {
-		info := t.info
+	defer s.mu.RUnlock()
+	out := make([]store.Tenant, 0, min(limit, len(s.tenants)))
+	s.tenantIDs.page(after, limit, func(id string) {
+		info := s.tenants[id].info
 		info.Logo = nil // List leaves the logos out
 		out = append(out, info)
-	}
-	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b store.Tenant) int { return strings.Compare(a.ID, b.ID) })
+	})
 	return out, nil
+}
+
+// Count implements store.Tenants.
+func (ts *Tenants) Count(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s := ts.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.tenants), nil
 }
 
 // Delete implements store.Tenants.
@@ -247,6 +261,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	t, ok := s.tenants[id]
 	delete(s.tenants, id)
 	if ok {
+		s.tenantIDs.remove(id)
 		s.pushed.deleteTenant(id) // under s.mu, so no Create for the tenant comes between
 		s.accessTokens.deleteTenant(id)
 	}
