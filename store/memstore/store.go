@@ -34,6 +34,7 @@ type tenantData struct {
 	info    store.Tenant
 	deleted bool // set when the tenant is deleted; operations that raced with it see ErrNotFound
 
+	// The maps below are nil until their first write (reads of a nil map find nothing).
 	users        seq[*userRec]
 	userByID     map[string]*userRec
 	userByName   map[string]*userRec  // schema.Fold(userName)
@@ -149,18 +150,8 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	if _, ok := s.tenants[t.ID]; ok {
 		return fmt.Errorf("tenant %q: %w", t.ID, store.ErrConflict)
 	}
-	s.tenants[t.ID] = &tenantData{
-		pack:         s.pack,
-		info:         t,
-		userByID:     map[string]*userRec{},
-		userByName:   map[string]*userRec{},
-		userByExtID:  newMultiIndex[*userRec](),
-		userByEmail:  newMultiIndex[*userRec](),
-		groupByID:    map[string]*groupRec{},
-		groupByName:  newMultiIndex[*groupRec](),
-		groupByExtID: newMultiIndex[*groupRec](),
-		clientByID:   map[string]*clientRec{},
-	}
+	// The tenant's indexes are made by their first write: an idle tenant holds no empty maps.
+	s.tenants[t.ID] = &tenantData{pack: s.pack, info: t}
 	s.tenantIDs.insert(t.ID)
 	return nil
 }
@@ -388,14 +379,14 @@ type multiIndex[T comparable] struct {
 	more map[string][]T
 }
 
-func newMultiIndex[T comparable]() multiIndex[T] {
-	return multiIndex[T]{one: map[string]T{}, more: map[string][]T{}}
-}
-
-// add records that x holds key; the empty key is not indexed.
-func (m multiIndex[T]) add(key string, x T) {
+// add records that x holds key; the empty key is not indexed. The maps are made on the first
+// add, so an index of a tenant that has nothing to index costs nothing but its two words.
+func (m *multiIndex[T]) add(key string, x T) {
 	if key == "" {
 		return
+	}
+	if m.one == nil {
+		m.one, m.more = map[string]T{}, map[string][]T{}
 	}
 	if list, ok := m.more[key]; ok {
 		m.more[key] = append(list, x)
@@ -408,7 +399,7 @@ func (m multiIndex[T]) add(key string, x T) {
 }
 
 // remove records that x no longer holds key.
-func (m multiIndex[T]) remove(key string, x T) {
+func (m *multiIndex[T]) remove(key string, x T) {
 	if y, ok := m.one[key]; ok {
 		if y == x {
 			delete(m.one, key)
