@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -65,6 +66,39 @@ func TestMemoryDropsRefilledKeysOfIdleShards(t *testing.T) {
 		allow(t, m, "hot")
 	}
 	assert.Equal(t, 1, m.Len(), "Len after 2 minutes and traffic on one key only")
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC() // the first may leave what finalizers free
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// The memory of keys gone idle is given back once their shards are swept, not only their
+// entries: a sweep remakes a shard's map that it left much smaller than it was (Go maps keep the
+// room of their peak). The limiter of a host whose 200,000 tenants' keys made a request each
+// and went idle goes back to the heap it started with; keys still limited keep theirs.
+func TestMemoryIdleKeysGiveBackTheirMemory(t *testing.T) {
+	m, clock := newMemory(t, ratelimit.MemoryConfig{Rate: tenPerMinute, MaxKeys: 1_000_000})
+	before := heapInUse()
+	allowMany(t, m, "tenant-key-", 200_000)
+	held := heapInUse() - before
+	t.Logf("200,000 keys: %d bytes, %d a key", held, held/200_000)
+	clock.Advance(2 * time.Minute)
+	for i := range 2_000 { // 1% of the keys stay: they are limited
+		exhaust(t, m, "limited-"+strconv.Itoa(i), 10)
+	}
+	for range 4096 * 16 * 2 { // every shard is swept, whatever its place in the rotation
+		allow(t, m, "hot")
+	}
+	require.Equal(t, 2_001, m.Len())
+	left := int64(heapInUse()) - int64(before)
+	runtime.KeepAlive(m) // measured alive
+	t.Logf("after the sweeps, 2,001 keys: %d bytes", left)
+	assert.Less(t, left, int64(held)/20, "the heap the idle keys held is given back (2,001 keys left of 200,000)")
 }
 
 // A key that has not refilled keeps its state however many rotations traffic on other keys

@@ -17,8 +17,12 @@ type shard struct {
 
 type shardState struct {
 	mu sync.Mutex
-	// keys holds a bucket for each key seen and not yet dropped; nil until the first.
+	// keys holds a bucket for each key seen and not yet dropped; nil until the first, and
+	// again once a sweep has dropped every key.
 	keys map[string]*rate.Limiter
+	// peak is the most keys the map has held since it was made: a Go map keeps the room of its
+	// peak when keys are deleted, so a sweep that leaves far fewer makes a smaller map.
+	peak int
 	// swept is when the shard was last swept (the zero time before the first Allow).
 	swept time.Time
 	// latest is the latest time the shard has used; no call uses an earlier one.
@@ -51,6 +55,27 @@ func (s *shardState) sweep(now time.Time, every time.Duration, burst float64) {
 		}
 	}
 	s.swept = now
+	s.shrink()
+}
+
+// shrinkBelow is the fewest keys a map must have held for a sweep to remake it smaller.
+const shrinkBelow = 64
+
+// shrink gives back the room of keys dropped: a map left empty goes, and one left with less
+// than a quarter of its peak is copied into a map of its size. So the keys of tenants gone idle
+// cost nothing once swept, however many there were. Copying costs at most a quarter of the
+// keys dropped since the map was made.
+func (s *shardState) shrink() {
+	switch {
+	case len(s.keys) == 0:
+		s.keys, s.peak = nil, 0
+	case s.peak >= shrinkBelow && len(s.keys) < s.peak/4:
+		keys := make(map[string]*rate.Limiter, len(s.keys))
+		for k, lim := range s.keys {
+			keys[k] = lim
+		}
+		s.keys, s.peak = keys, len(keys)
+	}
 }
 
 // evictionSample is how many keys insert compares to choose one to drop at the cap.
@@ -80,4 +105,5 @@ func (s *shardState) insert(key string, lim *rate.Limiter, capacity int, now tim
 		s.keys = make(map[string]*rate.Limiter)
 	}
 	s.keys[key] = lim
+	s.peak = max(s.peak, len(s.keys))
 }

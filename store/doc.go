@@ -26,5 +26,11 @@
 //
 // Errors are the sentinels below, wrapped with context: test them with errors.Is.
 //
+// Tenants are many — a host may have 100,000 — so Tenants.List returns a page of at most
+// MaxTenantPage tenants after a cursor (the last id of the page before) and Tenants.Count
+// counts them without reading them. This is a breaking change of the contract: List took no
+// cursor and returned every tenant before, and Count is new, so a host's own Tenants backend
+// implements both (store/storetest checks them) and a caller of List walks the pages.
+//
 // Choosing a store, and running one in production, is described in https://github.com/visid/visid/blob/main/docs/production.md#choosing-a-store.
 package store

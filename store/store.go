@@ -207,6 +207,10 @@ type GroupPatch struct {
 	WithMembers bool
 }
 
+// MaxTenantPage is the most tenants one Tenants.List returns: a host with 100,000 tenants
+// reads them in pages, never all at once.
+const MaxTenantPage = 1000
+
 // Tenants stores tenants.
 //
 // Every method is safe for concurrent use.
@@ -220,9 +224,20 @@ type Tenants interface {
 	// Get returns the tenant. ErrNotFound if it does not exist.
 	Get(ctx context.Context, id string) (*Tenant, error)
 
-	// List returns every tenant, ordered by id, without the bytes of their logos (Logo is nil;
-	// LogoType and LogoHash are set): a caller that wants a logo Gets its tenant.
-	List(ctx context.Context) ([]Tenant, error)
+	// List returns a page of tenants: those whose id orders after after (Go string order, that
+	// is bytes), ordered by id, at most limit of them; after "" starts at the first tenant, and
+	// after need not name a tenant that exists (a deleted one's id works as well). A page
+	// shorter than limit is the last; an empty page (no tenant after after) is not an error.
+	// Passing each page's last id as the next call's after walks every tenant: the walk
+	// neither skips nor repeats a tenant that existed throughout it, whatever was created or
+	// deleted meanwhile. ErrInvalid if limit is below 1 or above MaxTenantPage. The tenants
+	// come without the bytes of their logos (Logo is nil; LogoType and LogoHash are set): a
+	// caller that wants a logo Gets its tenant. A page's cost grows with limit, not with the
+	// number of tenants.
+	List(ctx context.Context, after string, limit int) ([]Tenant, error)
+
+	// Count returns the number of tenants, without reading them.
+	Count(ctx context.Context) (int, error)
 
 	// Update applies fn to a copy of the tenant and stores the result atomically: of
 	// concurrent updates none is lost. It returns the tenant as stored. ErrNotFound if it does

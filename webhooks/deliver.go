@@ -168,9 +168,17 @@ func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
 // delivery stands after each. It returns how many events were delivered. An endpoint leased by
 // another deliverer is passed over.
 func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
-	tenants, err := d.cfg.Tenants.List(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("webhooks: listing tenants: %w", err)
+	var tenants []store.Tenant
+	for after := ""; ; {
+		page, err := d.cfg.Tenants.List(ctx, after, store.MaxTenantPage)
+		if err != nil {
+			return 0, fmt.Errorf("webhooks: listing tenants: %w", err)
+		}
+		tenants = append(tenants, page...)
+		if len(page) < store.MaxTenantPage {
+			break
+		}
+		after = page[len(page)-1].ID
 	}
 	sent := 0
 	var errs []error

@@ -84,7 +84,7 @@ func TestDemoMode(t *testing.T) {
 			d, err := openDB(t.Context(), db)
 			require.NoError(t, err)
 			defer d.close()
-			tenants, err := d.Tenants.List(t.Context())
+			tenants, err := d.Tenants.List(t.Context(), "", store.MaxTenantPage)
 			require.NoError(t, err)
 			if tt.demo {
 				require.Len(t, tenants, 1)

@@ -113,8 +113,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 const usage = `Usage:
   idp [flags]                                   run the identity service
   idp tenant create <id> [--name N] [-db DB]    create a tenant
-  idp tenant list [-db DB]                      list the tenants: id, name, created, and the
-                                                look of those that have one
+  idp tenant list [--after ID] [--limit N] [-db DB]
+                                                list the tenants, ordered by id, N at a time
+                                                (default 100, at most 1000): id, name, created,
+                                                and the look of those that have one; when more
+                                                follow, a last line "next: …" is the command
+                                                that lists them (--after the page's last id)
   idp tenant set --tenant T [--display-name N] [--logo FILE] [--accent-color #RRGGBB]
                   [--default-language L] [-db DB]
                                                 change how tenant T's sign-in pages look: its

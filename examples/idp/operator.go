@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,10 +76,15 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// tenantList is "idp tenant list".
+// defaultTenantPage is how many tenants "idp tenant list" prints without --limit.
+const defaultTenantPage = 100
+
+// tenantList is "idp tenant list [--after ID] [--limit N]".
 func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp tenant list", flag.ContinueOnError)
 	db := fs.String("db", defaultDB, dbUsage)
+	after := fs.String("after", "", "list the tenants whose id orders after this one (the next: line of the page before)")
+	limit := fs.Int("limit", defaultTenantPage, fmt.Sprintf("the most tenants to list, 1 to %d", store.MaxTenantPage))
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -86,23 +92,45 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("tenant list: unexpected argument %q", pos[0])}
 	}
+	if *limit < 1 || *limit > store.MaxTenantPage {
+		return &cli.UsageError{Msg: fmt.Sprintf("--limit %d: want 1 to %d tenants a page", *limit, store.MaxTenantPage)}
+	}
 	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
 	defer d.close()
-	return listTenants(ctx, d.Tenants, stdout)
+	return listTenants(ctx, d.Tenants, *after, *limit, stdout, func(next string) string {
+		args := "tenant list --after " + shellQuote(next)
+		if *limit != defaultTenantPage {
+			args += " --limit " + strconv.Itoa(*limit)
+		}
+		return adminCommand(*db, args)
+	})
 }
 
-// listTenants prints one line per tenant, ordered by id: tenant=… name="…" created=… and
-// its look (printTenant).
-func listTenants(ctx context.Context, tenants store.Tenants, stdout io.Writer) error {
-	list, err := tenants.List(ctx)
+// listTenants prints one line per tenant of the page of at most limit tenants after after,
+// ordered by id: tenant=… name="…" created=… and its look (printTenant). When more tenants
+// follow the page, it ends with "next: " and the command that lists them, which nextCommand
+// makes from the page's last id.
+func listTenants(ctx context.Context, tenants store.Tenants, after string, limit int, stdout io.Writer, nextCommand func(after string) string) error {
+	list, err := tenants.List(ctx, after, limit)
 	if err != nil {
 		return fmt.Errorf("listing the tenants: %w", err)
 	}
 	for _, t := range list {
 		printTenant(stdout, &t)
+	}
+	if len(list) < limit {
+		return nil
+	}
+	last := list[len(list)-1].ID
+	more, err := tenants.List(ctx, last, 1)
+	if err != nil {
+		return fmt.Errorf("listing the tenants: %w", err)
+	}
+	if len(more) > 0 {
+		fmt.Fprintf(stdout, "next: %s\n", nextCommand(last))
 	}
 	return nil
 }

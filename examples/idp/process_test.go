@@ -19,7 +19,7 @@ import (
 
 // buildIDP builds the program into a temporary directory and returns the binary's path. It
 // skips the test where a binary cannot be built or signalled.
-func buildIDP(t *testing.T) string {
+func buildIDP(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")

@@ -40,6 +40,9 @@ func (cs *Clients) Create(ctx context.Context, c store.Client) (*store.Client, e
 		rec := &clientRec{c: c}
 		rec.c.RedirectURIs = slices.Clone(c.RedirectURIs)
 		t.clients.push(rec)
+		if t.clientByID == nil {
+			t.clientByID = map[string]*clientRec{}
+		}
 		t.clientByID[c.ID] = rec
 		out = new(store.Client)
 		rec.fill(out)

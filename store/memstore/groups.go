@@ -91,6 +91,9 @@ func (gs *Groups) Create(ctx context.Context, tenant string, g store.Group) (*st
 			return err
 		}
 		t.groups.push(rec)
+		if t.groupByID == nil {
+			t.groupByID = map[string]*groupRec{}
+		}
 		t.groupByID[g.ID] = rec
 		t.claimUnique('g', rec, nil, rec.g.Unique)
 		t.groupByName.add(schema.Fold(g.DisplayName), rec)

@@ -9,8 +9,11 @@ import (
 // TestMultiIndex adds and removes records of one key through the one-record and shared forms,
 // and checks that get gives them in the order they were added.
 func TestMultiIndex(t *testing.T) {
-	m := newMultiIndex[int]()
+	var m multiIndex[int]
+	assert.Empty(t, m.get("k"), "the zero index holds nothing")
+	m.remove("k", 1) // nor does removing from it fail
 	m.add("", 9)
+	assert.Nil(t, m.one, "the empty key makes no map")
 	assert.Empty(t, m.get(""), "the empty key is not indexed")
 	m.add("k", 1)
 	assert.Equal(t, []int{1}, m.get("k"))

@@ -40,9 +40,10 @@ func (o *orderedSet) add(s string) bool {
 	c = slices.Insert(c, j, s)
 	if len(c) > orderedSetChunk {
 		half := len(c) / 2
-		left, right := slices.Clip(c[:half]), slices.Clone(c[half:])
+		right := slices.Clone(c[half:])
+		clear(c[half:]) // the strings now live in right
 		o.chunks = slices.Insert(o.chunks, ci+1, right)
-		c = left
+		c = c[:half]
 	}
 	o.chunks[ci] = c
 	o.n++
@@ -74,24 +75,33 @@ func (o *orderedSet) remove(s string) bool {
 // first for an empty after), in order.
 func (o *orderedSet) after(after string, limit int) []string {
 	var out []string
+	o.each(after, limit, func(s string) { out = append(out, s) })
+	return out
+}
+
+// each calls fn with up to limit strings of the set that sort after after (from the first for an
+// empty after), in order.
+func (o *orderedSet) each(after string, limit int, fn func(string)) {
 	if len(o.chunks) == 0 || limit < 1 {
-		return out
+		return
 	}
-	ci := 0
-	j := 0
+	ci, j := 0, 0
 	if after != "" {
 		ci = o.chunkOf(after)
 		var found bool
-		j, found = slices.BinarySearch(o.chunks[ci], after)
-		if found {
+		if j, found = slices.BinarySearch(o.chunks[ci], after); found {
 			j++
 		}
 	}
-	for ; ci < len(o.chunks) && len(out) < limit; ci, j = ci+1, 0 {
-		c := o.chunks[ci][j:]
-		out = append(out, c[:min(len(c), limit-len(out))]...)
+	for n := 0; ci < len(o.chunks) && n < limit; ci, j = ci+1, 0 {
+		for _, s := range o.chunks[ci][j:] {
+			if n == limit {
+				return
+			}
+			fn(s)
+			n++
+		}
 	}
-	return out
 }
 
 // len returns how many strings the set holds.

@@ -12,8 +12,7 @@ import (
 
 // TestIndexPlan shows which filters an index answers and which scan the tenant.
 func TestIndexPlan(t *testing.T) {
-	td := &tenantData{userByID: map[string]*userRec{}, userByName: map[string]*userRec{}, userByExtID: newMultiIndex[*userRec](), userByEmail: newMultiIndex[*userRec](),
-		groupByID: map[string]*groupRec{}, groupByName: newMultiIndex[*groupRec](), groupByExtID: newMultiIndex[*groupRec]()}
+	td := &tenantData{}
 	users := []struct {
 		filter  string
 		indexed bool

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/visid/visid/store"
@@ -15,8 +14,9 @@ import (
 // Store is the in-memory backend. Its zero value is not usable; call New. Data lives as long
 // as the Store.
 type Store struct {
-	mu           sync.RWMutex // guards tenants and the API keys
+	mu           sync.RWMutex // guards tenants, tenantIDs and the API keys
 	tenants      map[string]*tenantData
+	tenantIDs    orderedSet // the keys of tenants, in order
 	keys         apiKeys
 	codes        codeTable        // behind its own lock
 	interactions interactionTable // behind its own lock
@@ -34,6 +34,7 @@ type tenantData struct {
 	info    store.Tenant
 	deleted bool // set when the tenant is deleted; operations that raced with it see ErrNotFound
 
+	// The maps below are nil until their first write (reads of a nil map find nothing).
 	users        seq[*userRec]
 	userByID     map[string]*userRec
 	userByName   map[string]*userRec  // schema.Fold(userName)
@@ -149,18 +150,9 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	if _, ok := s.tenants[t.ID]; ok {
 		return fmt.Errorf("tenant %q: %w", t.ID, store.ErrConflict)
 	}
-	s.tenants[t.ID] = &tenantData{
-		pack:         s.pack,
-		info:         t,
-		userByID:     map[string]*userRec{},
-		userByName:   map[string]*userRec{},
-		userByExtID:  newMultiIndex[*userRec](),
-		userByEmail:  newMultiIndex[*userRec](),
-		groupByID:    map[string]*groupRec{},
-		groupByName:  newMultiIndex[*groupRec](),
-		groupByExtID: newMultiIndex[*groupRec](),
-		clientByID:   map[string]*clientRec{},
-	}
+	// The tenant's indexes are made by their first write: an idle tenant holds no empty maps.
+	s.tenants[t.ID] = &tenantData{pack: s.pack, info: t}
+	s.tenantIDs.add(t.ID)
 	return nil
 }
 
@@ -219,22 +211,35 @@ func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant)
 	return &out, nil
 }
 
-// List implements store.Tenants.
-func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
+// List implements store.Tenants. It reads the page from the store's ordered index of ids.
+func (ts *Tenants) List(ctx context.Context, after string, limit int) ([]store.Tenant, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if limit < 1 || limit > store.MaxTenantPage {
+		return nil, fmt.Errorf("tenant page of %d: want 1 to %d: %w", limit, store.MaxTenantPage, store.ErrInvalid)
+	}
 	s := ts.s
 	s.mu.RLock()
-	out := make([]store.Tenant, 0, len(s.tenants))
-	for _, t := range s.tenants {
-		info := t.info
+	defer s.mu.RUnlock()
+	out := make([]store.Tenant, 0, min(limit, len(s.tenants)))
+	s.tenantIDs.each(after, limit, func(id string) {
+		info := s.tenants[id].info
 		info.Logo = nil // List leaves the logos out
 		out = append(out, info)
-	}
-	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b store.Tenant) int { return strings.Compare(a.ID, b.ID) })
+	})
 	return out, nil
+}
+
+// Count implements store.Tenants.
+func (ts *Tenants) Count(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s := ts.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.tenants), nil
 }
 
 // Delete implements store.Tenants.
@@ -247,6 +252,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	t, ok := s.tenants[id]
 	delete(s.tenants, id)
 	if ok {
+		s.tenantIDs.remove(id)
 		s.pushed.deleteTenant(id) // under s.mu, so no Create for the tenant comes between
 		s.accessTokens.deleteTenant(id)
 	}
@@ -373,14 +379,14 @@ type multiIndex[T comparable] struct {
 	more map[string][]T
 }
 
-func newMultiIndex[T comparable]() multiIndex[T] {
-	return multiIndex[T]{one: map[string]T{}, more: map[string][]T{}}
-}
-
-// add records that x holds key; the empty key is not indexed.
-func (m multiIndex[T]) add(key string, x T) {
+// add records that x holds key; the empty key is not indexed. The maps are made on the first
+// add, so an index of a tenant that has nothing to index costs nothing but its two words.
+func (m *multiIndex[T]) add(key string, x T) {
 	if key == "" {
 		return
+	}
+	if m.one == nil {
+		m.one, m.more = map[string]T{}, map[string][]T{}
 	}
 	if list, ok := m.more[key]; ok {
 		m.more[key] = append(list, x)
@@ -393,7 +399,7 @@ func (m multiIndex[T]) add(key string, x T) {
 }
 
 // remove records that x no longer holds key.
-func (m multiIndex[T]) remove(key string, x T) {
+func (m *multiIndex[T]) remove(key string, x T) {
 	if y, ok := m.one[key]; ok {
 		if y == x {
 			delete(m.one, key)

@@ -150,6 +150,9 @@ func (r *userRec) sameKeys(u *store.User) bool {
 
 // index adds rec to the user indexes; unindex removes it.
 func (t *tenantData) index(rec *userRec) {
+	if t.userByID == nil {
+		t.userByID, t.userByName = map[string]*userRec{}, map[string]*userRec{}
+	}
 	t.userByID[rec.id()] = rec
 	t.userByName[userNameKey(rec.userName())] = rec
 	t.userByExtID.add(rec.externalID(), rec)

@@ -30,9 +30,16 @@ func (s tenants) Get(ctx context.Context, id string) (*store.Tenant, error) {
 	return v, err
 }
 
-func (s tenants) List(ctx context.Context) ([]store.Tenant, error) {
+func (s tenants) List(ctx context.Context, after string, limit int) ([]store.Tenant, error) {
 	ctx, call := s.o.start(ctx, "tenants.list")
-	v, err := s.next.List(ctx)
+	v, err := s.next.List(ctx, after, limit)
+	call.end(err)
+	return v, err
+}
+
+func (s tenants) Count(ctx context.Context) (int, error) {
+	ctx, call := s.o.start(ctx, "tenants.count")
+	v, err := s.next.Count(ctx)
 	call.end(err)
 	return v, err
 }

@@ -190,7 +190,7 @@ func checkAttrs(t *testing.T, s *Store, when string) {
 	checkSortColumns(t, s, when)
 	ctx := context.Background()
 	want := map[resourceKind]map[string][]attrRow{kindUser: {}, kindGroup: {}}
-	tenants, err := s.Tenants().List(ctx)
+	tenants, err := s.Tenants().List(ctx, "", store.MaxTenantPage)
 	require.NoError(t, err)
 	for _, tn := range tenants {
 		us, err := s.Users().List(ctx, tn.ID, store.Query{Count: -1})
@@ -262,7 +262,7 @@ func checkAttrs(t *testing.T, s *Store, when string) {
 func checkSortColumns(t *testing.T, s *Store, when string) {
 	t.Helper()
 	ctx := context.Background()
-	tenants, err := s.Tenants().List(ctx)
+	tenants, err := s.Tenants().List(ctx, "", store.MaxTenantPage)
 	require.NoError(t, err)
 	stored := func(table string, kind resourceKind, tenant, id string) []any {
 		cols := sortColumns(kind)

@@ -91,11 +91,14 @@ func scanTenant(row scanner) (*store.Tenant, error) {
 	return &t, nil
 }
 
-// List implements store.Tenants.
-func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
+// List implements store.Tenants: one range read of the primary key.
+func (ts *Tenants) List(ctx context.Context, after string, limit int) ([]store.Tenant, error) {
+	if limit < 1 || limit > store.MaxTenantPage {
+		return nil, fmt.Errorf("tenant page of %d: want 1 to %d: %w", limit, store.MaxTenantPage, store.ErrInvalid)
+	}
 	out := []store.Tenant{}
 	err := ts.s.read(ctx, func(tx *txn) error {
-		rows, err := tx.query(ctx, `SELECT `+tenantListColumns+` FROM tenants ORDER BY id`)
+		rows, err := tx.query(ctx, `SELECT `+tenantListColumns+` FROM tenants WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return err
 		}
@@ -110,6 +113,15 @@ func (ts *Tenants) List(ctx context.Context) ([]store.Tenant, error) {
 		return rows.Err()
 	})
 	return out, err
+}
+
+// Count implements store.Tenants.
+func (ts *Tenants) Count(ctx context.Context) (int, error) {
+	var n int
+	err := ts.s.read(ctx, func(tx *txn) error {
+		return tx.queryRow(ctx, `SELECT COUNT(*) FROM tenants`).Scan(&n)
+	})
+	return n, err
 }
 
 // Update implements store.Tenants. The tenant's row is locked for the transaction, and its

@@ -240,7 +240,7 @@ func testConcurrentCreateSameTenant(t *testing.T, b store.Backend) {
 		return b.Tenants.Create(ctx(), store.Tenant{ID: acme, DisplayName: fmt.Sprintf("tenant%02d", i)})
 	})
 	winner := exactlyOneWins(t, errs, store.ErrConflict)
-	ts, err := b.Tenants.List(ctx())
+	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	assert.Equal(t, fmt.Sprintf("tenant%02d", winner), ts[0].DisplayName)

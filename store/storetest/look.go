@@ -68,7 +68,7 @@ func testTenantCreateWithLook(t *testing.T, b store.Backend) {
 	assert.Equal(t, sha256.Sum256(logo), got.LogoHash)
 	assert.Equal(t, "#1d5bb8", got.AccentColor)
 	assert.Equal(t, "de-CH", got.DefaultLanguage)
-	ts, err := b.Tenants.List(ctx())
+	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	listed := *got
@@ -88,7 +88,7 @@ func testTenantCreateInvalidLook(t *testing.T, b store.Backend) {
 		tn.ID = acme
 		assert.ErrorIs(t, b.Tenants.Create(ctx(), tn), store.ErrInvalid, name)
 	}
-	ts, err := b.Tenants.List(ctx())
+	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	assert.Empty(t, ts)
 }
@@ -113,7 +113,7 @@ func testTenantUpdateGetList(t *testing.T, b store.Backend) {
 	require.NoError(t, err)
 	assert.Equal(t, lookOf(want), lookOf(*stored), "Get after Update")
 	assert.True(t, stored.Created.Equal(day(1, 1, 0)), "Created is kept: %v", stored.Created)
-	ts, err := b.Tenants.List(ctx())
+	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	require.Len(t, ts, 2)
 	listed := want
@@ -306,7 +306,7 @@ func testTenantListLeavesLogosOut(t *testing.T, b store.Backend) {
 	logo := testPNG(t, 10)
 	_, err := b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error { tn.Logo = logo; return nil })
 	require.NoError(t, err)
-	ts, err := b.Tenants.List(ctx())
+	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	assert.Nil(t, ts[0].Logo)
