@@ -144,10 +144,10 @@ func unlimited(tb testing.TB) ratelimit.Limiter {
 // newSite opens a store of d and fills it with tenants tenants, the template included: the
 // template as a host makes a tenant (Tenants.Create, an API key, a client, templateUsers users
 // provisioned through the SCIM API and enrolled in the picture login, the tenant's EdDSA
-// signing key made by the stored key ring as it signs), then tenants-1 copies of it by Fill.
-// keep is passed to Fill. The SCIM handler and the provider are those of examples/idp, with
-// limits that never bite and a picture login with fastArgon.
-func newSite(tb testing.TB, d dialect, tenants int, keep func(int) bool) *site {
+// signing key made by the stored key ring as it signs), then tenants-1 copies of it by Fill,
+// whose Config.Copy and Keep are copied and keep. The SCIM handler and the provider are those
+// of examples/idp, with limits that never bite and a picture login with fastArgon.
+func newSite(tb testing.TB, d dialect, tenants int, copied, keep func(int) bool) *site {
 	tb.Helper()
 	ctx := context.Background()
 	s := &site{tb: tb, kek: make([]byte, 32)}
@@ -171,7 +171,7 @@ func newSite(tb testing.TB, d dialect, tenants int, keep func(int) bool) *site {
 	s.tmpl = s.makeTemplate(ctx)
 	start := time.Now()
 	s.filled, err = tenantscale.Fill(ctx, tenantscale.Config{
-		Store: s.store, KeyEncryptionKey: s.kek, Template: template, Tenants: tenants - 1, Keep: keep,
+		Store: s.store, KeyEncryptionKey: s.kek, Template: template, Tenants: tenants - 1, Copy: copied, Keep: keep,
 	})
 	require.NoError(tb, err)
 	if s.store.Dialect() == sqlstore.Postgres {

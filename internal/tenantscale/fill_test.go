@@ -14,6 +14,7 @@ import (
 
 	"github.com/visid/visid/internal/scimbench"
 	"github.com/visid/visid/internal/tenantscale"
+	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 )
 
@@ -26,7 +27,8 @@ func TestFill(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			const n = 21
-			s := newSite(t, d, n, func(int) bool { return true })
+			// Every other tenant gets copies of the template's users and the rest.
+			s := newSite(t, d, n, func(i int) bool { return i%2 == 1 }, func(int) bool { return true })
 			b := s.backend
 			require.Len(t, s.filled.IDs, n-1)
 			require.Len(t, s.filled.Kept, n-1)
@@ -121,6 +123,32 @@ func TestFill(t *testing.T) {
 			// A whole sign-in of the new user at the filled client.
 			require.NoError(t, s.auth.Enroll(ctx, k.ID, newID, "harbour", points))
 			s.signIn(t, k.ID, k.IDs[s.tmpl.clientID], s.tmpl.clientSecret, scimbench.UserName(1000))
+
+			// A tenant without copies is its row and its signing key: what Tenants.Create
+			// stores, and what the key ring stores at the tenant's first signature.
+			bare := s.filled.Kept[6]
+			assert.Empty(t, bare.APIKey)
+			assert.Empty(t, bare.IDs)
+			require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "made2", DisplayName: "Tenant " + bare.ID, Created: tmpl.Created}))
+			want, err = b.Tenants.Get(ctx, "made2")
+			require.NoError(t, err)
+			want.ID = bare.ID
+			got, err = b.Tenants.Get(ctx, bare.ID)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "Tenants.Get of a filled tenant without copies")
+			users, err := b.Users.List(ctx, bare.ID, store.Query{})
+			require.NoError(t, err)
+			assert.Zero(t, users.TotalResults)
+			pub, err = s.keys.Keys(ctx, bare.ID)
+			require.NoError(t, err)
+			require.Len(t, pub, 1)
+			key2, _, err := scimsvc.IssueAPIKey(ctx, b.APIKeys, scimsvc.KeySpec{Tenants: []string{bare.ID}})
+			require.NoError(t, err)
+			rec = s.serveSCIM(key2, "POST", bare.ID, "/Users", scimbench.UserJSON(0))
+			require.Equal(t, http.StatusCreated, rec.Code, "body: %s", rec.Body)
+			again, err = b.SigningKeys.List(ctx)
+			require.NoError(t, err)
+			assert.Len(t, again, n, "no key was made for the filled tenants")
 		})
 	}
 }
