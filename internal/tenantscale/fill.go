@@ -206,8 +206,37 @@ func (f *filler) ph(n int) string {
 	return "?"
 }
 
-// readTemplate reads the template's rows of every table.
+// readTemplate reads the template's rows of every table. It fails when the schema has a table
+// with a tenant column that Fill does not know, so that a table a migration adds is not left
+// out of the copies unseen.
 func (f *filler) readTemplate(ctx context.Context) error {
+	q := `SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'tenant'`
+	if f.pg {
+		q = `SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'tenant'`
+	}
+	rows, err := f.db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("tenantscale: listing the tables: %w", err)
+	}
+	var unknown []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		known := slices.Contains(transient, name) || slices.ContainsFunc(tables, func(t table) bool { return t.name == name })
+		if !known {
+			unknown = append(unknown, name)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("tenantscale: tables with a tenant column that Fill does not know: %v", unknown)
+	}
 	for _, name := range transient {
 		var n int
 		q := `SELECT count(*) FROM ` + name + ` WHERE tenant = ` + f.ph(1)

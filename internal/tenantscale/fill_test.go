@@ -164,6 +164,10 @@ func TestFillRefuses(t *testing.T) {
 	require.NoError(t, b.Interactions.Create(ctx, store.Interaction{ID: "i1", Tenant: "acme", Expires: time.Now().Add(time.Hour)}))
 	_, err = tenantscale.Fill(ctx, tenantscale.Config{Store: s, Template: "acme", Tenants: 1})
 	assert.ErrorContains(t, err, "interactions")
+	_, err = s.DB().ExecContext(ctx, `CREATE TABLE notes (tenant TEXT NOT NULL, body TEXT NOT NULL)`)
+	require.NoError(t, err)
+	_, err = tenantscale.Fill(ctx, tenantscale.Config{Store: s, Template: "acme", Tenants: 1})
+	assert.ErrorContains(t, err, "[notes]", "a table Fill does not know")
 }
 
 // jsonObject is the JSON text of a top-level object field.
