@@ -183,8 +183,10 @@ func newSite(tb testing.TB, d dialect, tenants int, copied, keep func(int) bool)
 	tb.Logf("%s: %d tenants filled in %v", d.name, tenants, time.Since(start).Round(time.Millisecond))
 
 	// The key ring loads every published key once, as a host's does at start.
+	start = time.Now()
 	s.keys, err = oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{}, b.SigningKeys)
 	require.NoError(tb, err)
+	tb.Logf("%s: the key ring of %d tenants loaded in %v", d.name, tenants, time.Since(start).Round(time.Millisecond))
 	s.oidc, err = oidc2fa.New(oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
 		Pushed: b.Pushed, AccessTokens: b.AccessTokens, Events: b.Events, Authenticator: s.auth, Signer: s.keys,
