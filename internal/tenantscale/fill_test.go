@@ -32,9 +32,12 @@ func TestFill(t *testing.T) {
 			b := s.backend
 			require.Len(t, s.filled.IDs, n-1)
 			require.Len(t, s.filled.Kept, n-1)
-			all, err := b.Tenants.List(ctx)
+			all, err := b.Tenants.List(ctx, "", n+1)
 			require.NoError(t, err)
 			require.Len(t, all, n)
+			count, err := b.Tenants.Count(ctx)
+			require.NoError(t, err)
+			require.Equal(t, n, count)
 
 			k := s.filled.Kept[7]
 			assert.Equal(t, "tenant0000008", k.ID)
@@ -88,8 +91,7 @@ func TestFill(t *testing.T) {
 			require.NoError(t, err, "the template's key is unchanged")
 
 			// Every tenant has an EdDSA key of its own, which the stored key ring signs with.
-			stored, err := b.SigningKeys.List(ctx)
-			require.NoError(t, err)
+			stored := allSigningKeys(t, b.SigningKeys)
 			require.Len(t, stored, n)
 			var kid string
 			for _, sk := range stored {
@@ -102,9 +104,7 @@ func TestFill(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, pub, 1)
 			assert.Equal(t, kid, pub[0].KID)
-			again, err := b.SigningKeys.List(ctx)
-			require.NoError(t, err)
-			assert.Len(t, again, n, "no key was made for the filled tenant")
+			assert.Len(t, allSigningKeys(t, b.SigningKeys), n, "no key was made for the filled tenant")
 
 			// The SCIM API: GET of a filled user, POST of a new one, POST of a taken userName.
 			id := k.IDs[s.tmpl.userIDs[0]]
@@ -146,9 +146,7 @@ func TestFill(t *testing.T) {
 			require.NoError(t, err)
 			rec = s.serveSCIM(key2, "POST", bare.ID, "/Users", scimbench.UserJSON(0))
 			require.Equal(t, http.StatusCreated, rec.Code, "body: %s", rec.Body)
-			again, err = b.SigningKeys.List(ctx)
-			require.NoError(t, err)
-			assert.Len(t, again, n, "no key was made for the filled tenants")
+			assert.Len(t, allSigningKeys(t, b.SigningKeys), n, "no key was made for the filled tenants")
 		})
 	}
 }
@@ -176,4 +174,25 @@ func jsonObject(tb testing.TB, body []byte, name string) string {
 	var m map[string]json.RawMessage
 	require.NoError(tb, json.Unmarshal(body, &m))
 	return string(m[name])
+}
+
+// allSigningKeys returns every key of keys, tenant by tenant.
+func allSigningKeys(t *testing.T, keys store.SigningKeys) []store.SigningKey {
+	t.Helper()
+	ctx := context.Background()
+	all, err := keys.List(ctx, "")
+	require.NoError(t, err)
+	for after := ""; ; {
+		tenants, err := keys.Tenants(ctx, after, 100)
+		require.NoError(t, err)
+		for _, tenant := range tenants {
+			ks, err := keys.List(ctx, tenant)
+			require.NoError(t, err)
+			all = append(all, ks...)
+		}
+		if len(tenants) < 100 {
+			return all
+		}
+		after = tenants[len(tenants)-1]
+	}
 }
