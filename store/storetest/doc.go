@@ -1,6 +1,6 @@
-// Package storetest is the conformance suite of the store contracts (store.Tenants,
-// store.Users, store.Groups, store.APIKeys, store.Clients, store.Codes, store.Interactions).
-// Every backend runs it from its own tests; it is the only place the contracts are tested:
+// Package storetest is the conformance suite of the store contracts: one suite of named subtests
+// per contract, which every backend runs from its own tests. It is the only place the contracts
+// are tested:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Backend {
@@ -13,17 +13,31 @@
 // cleanup with t.Cleanup. A backend that needs a server (PostgreSQL) skips in its own test, before
 // calling Run, when it has no address to connect to.
 //
-// The subtests are named after the contract sentence they check, grouped by interface:
-// Tenants/…, Users/…, Groups/…, APIKeys/…, Clients/…, Codes/…, Interactions/…, Paging/… (Query
-// and listing order), Filters/… (a table of SCIM filters over a fixed data set, with the exact
-// expected results) and Concurrency/… (every "concurrent" sentence, run with many goroutines
-// released at once: for example exactly one of 20, and of 200, concurrent Codes.Consume of one
-// code wins). Run a single one with, for example,
+// A backend need not hold every store. A host that keeps its directory in its own storage
+// (Tenants, Users, Groups, APIKeys: what scimsvc needs) and leaves the rest to visid's stores
+// returns a store.Backend with only those four set; Run runs every suite of those four and skips
+// each other suite, naming the store it lacks ("the backend holds no Clients"). A suite or a
+// single test that needs a store besides its own (users need tenants) is skipped naming it.
+// Suites lists each suite with the stores it needs.
 //
-//	go test -run 'TestConformance/Users/UpdateFnErrorStoresNothing' ./store/memstore
+// The suites, each a group of subtests named after the contract sentence they check (run one
+// with, for example, go test -run 'TestConformance/Users/UpdateFnErrorStoresNothing'):
 //
-// The filter table shares one backend, filled once, among its read-only cases; every other
-// subtest gets a fresh backend.
+//   - Tenants, TenantLook: store.Tenants, and the look (name, colours, logo) CheckTenant checks;
+//   - Users, Groups, GroupPatch, Meta, Versions: store.Users and store.Groups, memberships,
+//     Groups.Patch, meta.created/lastModified and versions;
+//   - APIKeys, Clients, Codes, Interactions, PushedRequests, AccessTokens, Pictures, SigningKeys:
+//     one suite per store of the same name;
+//   - Paging, Keyset, Sort: listing order, startIndex paging, keyset positions and sortBy;
+//   - Filters: a table of SCIM filters over a fixed data set (fixture.go) with the exact
+//     expected results; its read-only cases share one backend, filled once;
+//   - Concurrency: every "concurrent" sentence, run with many goroutines released at once (for
+//     example exactly one of 20, and of 200, concurrent Codes.Consume of one code wins);
+//   - Events, Webhooks: the event log written with each change, and webhook endpoints, leases
+//     and delivery state;
+//   - Text: values that are not text (NUL, invalid UTF-8) are stored or refused as the contracts
+//     say, on every store;
+//   - Extensions: host-defined schema extensions and their uniqueness.
 //
 // Writing a backend of your own is described in https://github.com/visid/visid/blob/main/docs/production.md#writing-your-own-backend.
 package storetest

@@ -3,7 +3,9 @@ package storetest
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,53 +22,139 @@ type test struct {
 	run  func(t *testing.T, b store.Backend)
 }
 
+// testNeeds names, by "Suite/test", the stores a test uses beyond its suite's (store.Backend's
+// field names): it is skipped, naming them, on a backend without them.
+func testNeeds() map[string][]string {
+	return map[string][]string{
+		"Tenants/Count":                               {"Users"},
+		"Tenants/DeleteKeepsOtherTenants":             {"Users", "Groups"},
+		"Tenants/DeleteRemovesUsersAndGroups":         {"Users", "Groups"},
+		"Tenants/DeleteRemovesClients":                {"Clients"},
+		"TenantLook/UpdateKeepsUsers":                 {"Users"},
+		"Users/CreateIgnoresGroups":                   {"Groups"},
+		"Users/DeleteRemovesMemberships":              {"Groups"},
+		"Users/GetGroupsFromMemberships":              {"Groups"},
+		"Users/GetReturnsCopy":                        {"Groups"},
+		"Users/UpdateIgnoresGroups":                   {"Groups"},
+		"GroupPatch/Events":                           {"Events"},
+		"Clients/DeleteKeepsCodes":                    {"Codes"},
+		"Clients/GetNotFound":                         {"Users"},
+		"Events/APIKeysInEachTenant":                  {"APIKeys"},
+		"Events/ClientLifecycle":                      {"Clients"},
+		"Events/UnlockIsAnEvent":                      {"Pictures"},
+		"Webhooks/CreateStartsAtTheEndOfTheLog":       {"Users"},
+		"Text/KeysNotTextAreNotFound":                 {"Clients", "Interactions"},
+		"Concurrency/CreateSameAPIKeyHash":            {"APIKeys"},
+		"Concurrency/TouchKeepsLatest":                {"APIKeys"},
+		"Concurrency/ClientUpdatesAllTakeEffect":      {"Clients"},
+		"Concurrency/CreateSameClientID":              {"Clients"},
+		"Concurrency/CodeConsumedOnce20":              {"Codes"},
+		"Concurrency/CodeConsumedOnce200":             {"Codes"},
+		"Concurrency/CodesConsumedOnceEach":           {"Codes"},
+		"Concurrency/CreateSameCodeHash":              {"Codes"},
+		"Concurrency/InteractionTakenOnce":            {"Interactions"},
+		"Concurrency/InteractionUpdatesAllTakeEffect": {"Interactions"},
+		"Concurrency/CreateSameInteractionID":         {"Interactions"},
+		"Concurrency/PictureFailuresCountedOnce":      {"Pictures"},
+		"Concurrency/PictureCreateOnce":               {"Pictures"},
+		"Concurrency/PushedRequestConsumedOnce":       {"Pushed"},
+	}
+}
+
+// Suite is one suite of the conformance suite: the subtests named Name/…, which check the
+// contract of the store Stores[0] and need the others too.
+type Suite struct {
+	Name string
+	// Stores are the store.Backend fields the suite uses, the store it checks first.
+	Stores []string
+}
+
+// suite is a Suite with its tests.
+type suite struct {
+	Suite
+	tests []test
+}
+
+// suites returns the conformance suite, in the order Run runs it.
+func suites() []suite {
+	return []suite{
+		{Suite{"Tenants", []string{"Tenants"}}, tenantTests()},
+		{Suite{"TenantLook", []string{"Tenants"}}, tenantLookTests()},
+		{Suite{"Users", []string{"Users", "Tenants"}}, userTests()},
+		{Suite{"Groups", []string{"Groups", "Tenants", "Users"}}, groupTests()},
+		{Suite{"GroupPatch", []string{"Groups", "Tenants", "Users"}}, groupPatchTests()},
+		{Suite{"Meta", []string{"Users", "Tenants", "Groups"}}, metaTests()},
+		{Suite{"Versions", []string{"Users", "Tenants", "Groups"}}, versionTests()},
+		{Suite{"APIKeys", []string{"APIKeys"}}, apiKeyTests()},
+		{Suite{"Clients", []string{"Clients", "Tenants"}}, clientTests()},
+		{Suite{"Codes", []string{"Codes", "Tenants"}}, codeTests()},
+		{Suite{"Interactions", []string{"Interactions", "Tenants"}}, interactionTests()},
+		{Suite{"PushedRequests", []string{"Pushed", "Tenants"}}, pushedTests()},
+		{Suite{"AccessTokens", []string{"AccessTokens", "Tenants"}}, accessTokenTests()},
+		{Suite{"Pictures", []string{"Pictures", "Tenants", "Users"}}, pictureTests()},
+		{Suite{"SigningKeys", []string{"SigningKeys"}}, signingKeyTests()},
+		{Suite{"Paging", []string{"Users", "Tenants"}}, pagingTests()},
+		{Suite{"Keyset", []string{"Users", "Tenants", "Groups"}}, keysetTests()},
+		{Suite{"Sort", []string{"Users", "Tenants", "Groups"}}, sortTests()},
+		{Suite{"Filters", []string{"Users", "Tenants", "Groups"}}, filterTests()},
+		{Suite{"Concurrency", []string{"Tenants", "Users", "Groups"}}, concurrencyTests()},
+		{Suite{"Events", []string{"Events", "Tenants", "Users", "Groups"}}, eventTests()},
+		{Suite{"Webhooks", []string{"Webhooks", "Tenants", "Events"}}, webhookTests()},
+		{Suite{"Text", []string{"Users", "Tenants", "Groups"}}, textTests()},
+		{Suite{"Extensions", []string{"Users", "Tenants", "Groups"}}, extensionTests()},
+	}
+}
+
+// Suites returns the suites Run runs, in order, each with the stores it needs: the list a host
+// reads to know which suites its backend will run.
+func Suites() []Suite {
+	var out []Suite
+	for _, s := range suites() {
+		out = append(out, Suite{Name: s.Name, Stores: slices.Clone(s.Stores)})
+	}
+	return out
+}
+
 // Run runs the conformance suite against the backends newBackend returns. newBackend is called
 // once per subtest, possibly from parallel subtests, and must return an empty backend that shares
-// nothing with any other; every field of the Backend must be set.
+// nothing with any other; every one must hold the same stores.
+//
+// A backend need not hold every store: a host that brings its own storage for its directory
+// (Tenants, Users, Groups, APIKeys) and leaves the rest to visid's stores runs the suites of the
+// stores it holds. The suite of a store it does not hold is skipped, naming the store; a suite,
+// or a test, that needs a store besides its own (users need tenants) is skipped naming the store
+// it misses. A backend that holds no store at all is an error.
 func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	t.Helper()
 	if newBackend == nil {
 		t.Fatal("storetest.Run: newBackend is nil")
 	}
-	if !t.Run("Backend", func(t *testing.T) { checkBackend(t, newBackend(t)) }) {
-		t.Fatal("storetest.Run: newBackend must return a Backend with every field set; the suite did not run")
+	var has map[string]bool
+	if !t.Run("Backend", func(t *testing.T) {
+		has = held(newBackend(t))
+		if len(has) == 0 {
+			t.Fatal("storetest.Run: newBackend returned a store.Backend that holds no store")
+		}
+	}) {
+		t.Fatal("storetest.Run: newBackend must return a Backend that holds a store; the suite did not run")
 	}
-	suites := []struct {
-		name  string
-		tests []test
-	}{
-		{"Tenants", tenantTests()},
-		{"TenantLook", tenantLookTests()},
-		{"Users", userTests()},
-		{"Groups", groupTests()},
-		{"GroupPatch", groupPatchTests()},
-		{"Meta", metaTests()},
-		{"Versions", versionTests()},
-		{"APIKeys", apiKeyTests()},
-		{"Clients", clientTests()},
-		{"Codes", codeTests()},
-		{"Interactions", interactionTests()},
-		{"PushedRequests", pushedTests()},
-		{"AccessTokens", accessTokenTests()},
-		{"Pictures", pictureTests()},
-		{"SigningKeys", signingKeyTests()},
-		{"Paging", pagingTests()},
-		{"Keyset", keysetTests()},
-		{"Sort", sortTests()},
-		{"Filters", filterTests()},
-		{"Concurrency", concurrencyTests()},
-		{"Events", eventTests()},
-		{"Webhooks", webhookTests()},
-		{"Text", textTests()},
-		{"Extensions", extensionTests()},
-	}
-	for _, s := range suites {
-		t.Run(s.name, func(t *testing.T) {
+	needs := testNeeds()
+	for _, s := range suites() {
+		t.Run(s.Name, func(t *testing.T) {
+			if own := s.Stores[0]; !has[own] {
+				t.Skipf("storetest: the backend holds no %s", own)
+			}
+			if m := missing(has, s.Stores[1:]); len(m) > 0 {
+				t.Skipf("storetest: the %s suite needs the backend's %s too, which it does not hold", s.Name, strings.Join(m, " and "))
+			}
 			for _, tc := range s.tests {
 				t.Run(tc.name, func(t *testing.T) {
+					if m := missing(has, needs[s.Name+"/"+tc.name]); len(m) > 0 {
+						t.Skipf("storetest: this test needs the backend's %s too, which it does not hold", strings.Join(m, " and "))
+					}
 					t.Parallel()
 					b := newBackend(t)
-					checkBackend(t, b)
+					checkBackend(t, b, has)
 					tc.run(t, b)
 				})
 			}
@@ -74,33 +162,39 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	}
 }
 
-// checkBackend fails the test when a field of b is nil.
-func checkBackend(t *testing.T, b store.Backend) {
-	t.Helper()
-	for _, f := range []struct {
-		name string
-		nil  bool
-	}{
-		{"Tenants", b.Tenants == nil},
-		{"Users", b.Users == nil},
-		{"Groups", b.Groups == nil},
-		{"APIKeys", b.APIKeys == nil},
-		{"Clients", b.Clients == nil},
-		{"Codes", b.Codes == nil},
-		{"Interactions", b.Interactions == nil},
-		{"Pushed", b.Pushed == nil},
-		{"AccessTokens", b.AccessTokens == nil},
-		{"Pictures", b.Pictures == nil},
-		{"SigningKeys", b.SigningKeys == nil},
-		{"Events", b.Events == nil},
-		{"Webhooks", b.Webhooks == nil},
+// held returns the names of the stores b holds.
+func held(b store.Backend) map[string]bool {
+	has := map[string]bool{}
+	for name, ok := range map[string]bool{
+		"Tenants": b.Tenants != nil, "Users": b.Users != nil, "Groups": b.Groups != nil, "APIKeys": b.APIKeys != nil,
+		"Clients": b.Clients != nil, "Codes": b.Codes != nil, "Interactions": b.Interactions != nil,
+		"Pushed": b.Pushed != nil, "AccessTokens": b.AccessTokens != nil, "Pictures": b.Pictures != nil,
+		"SigningKeys": b.SigningKeys != nil, "Events": b.Events != nil, "Webhooks": b.Webhooks != nil,
 	} {
-		if f.nil {
-			t.Errorf("storetest: newBackend returned a store.Backend whose %s is nil", f.name)
+		if ok {
+			has[name] = true
 		}
 	}
-	if t.Failed() {
-		t.FailNow()
+	return has
+}
+
+// missing returns the stores of needs that has lacks.
+func missing(has map[string]bool, needs []string) []string {
+	var out []string
+	for _, n := range needs {
+		if !has[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// checkBackend fails the test when b holds other stores than the first backend did.
+func checkBackend(t *testing.T, b store.Backend, has map[string]bool) {
+	t.Helper()
+	if got := held(b); !maps.Equal(got, has) {
+		t.Fatalf("storetest: newBackend returned backends that hold different stores: %v, then %v",
+			slices.Sorted(maps.Keys(has)), slices.Sorted(maps.Keys(got)))
 	}
 }
 
