@@ -1,7 +1,6 @@
 package oidc2fa
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -64,8 +63,8 @@ func publishKey(ctx context.Context, signer Signer, tenant, alg string) error {
 	if !ok {
 		return nil
 	}
-	if err := kp.PublishKey(ctx, tenant, cmp.Or(alg, AlgEdDSA)); err != nil {
-		return fmt.Errorf("oidc2fa: making the tenant's %s signing key: %w", cmp.Or(alg, AlgEdDSA), err)
+	if err := kp.PublishKey(ctx, tenant, algOrDefault(alg)); err != nil {
+		return fmt.Errorf("oidc2fa: making the tenant's %s signing key: %w", algOrDefault(alg), err)
 	}
 	return nil
 }

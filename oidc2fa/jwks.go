@@ -48,10 +48,7 @@ func jwksJSON(keys []PublicKey) ([]byte, error) {
 			return nil, fmt.Errorf("oidc2fa: JWKS kid %q appears twice", k.KID)
 		}
 		seen[k.KID] = true
-		alg := k.Algorithm
-		if alg == "" {
-			alg = AlgEdDSA
-		}
+		alg := algOrDefault(k.Algorithm)
 		j := jwkJSON{Alg: alg, Use: "sig", KID: k.KID}
 		switch pub := k.Key.(type) {
 		case ed25519.PublicKey:

@@ -49,6 +49,19 @@ const (
 // them: AlgEdDSA, AlgRS256, AlgES256, AlgEd25519.
 func SigningAlgorithms() []string { return []string{AlgEdDSA, AlgRS256, AlgES256, AlgEd25519} }
 
+// algOrDefault is alg, or AlgEdDSA for an empty alg: the one place that says what an algorithm
+// left empty (a client's IDTokenAlg, a PublicKey's Algorithm, a KeyPublisher's alg) means.
+func algOrDefault(alg string) string {
+	if alg == "" {
+		return AlgEdDSA
+	}
+	return alg
+}
+
+// ClientIDTokenAlg returns the JWS algorithm of c's ID tokens: c.IDTokenAlg, or AlgEdDSA when it
+// is empty.
+func ClientIDTokenAlg(c *store.Client) string { return algOrDefault(c.IDTokenAlg) }
+
 // ValidSigningAlgorithm reports whether alg is one of SigningAlgorithms.
 func ValidSigningAlgorithm(alg string) bool { return slices.Contains(SigningAlgorithms(), alg) }
 
@@ -541,7 +554,7 @@ func (r *KeyRing) addKey(ctx context.Context, tenant string, tr *tenantRing, k *
 // PublishKey when a client's algorithm changes. EdDSA counts as published when a shared key
 // signs it. An alg not in SigningAlgorithms is ErrUnsupportedAlgorithm.
 func (r *KeyRing) PublishKey(ctx context.Context, tenant, alg string) error {
-	_, err := r.signingKey(ctx, tenant, cmp.Or(alg, AlgEdDSA))
+	_, err := r.signingKey(ctx, tenant, algOrDefault(alg))
 	return err
 }
 

@@ -100,7 +100,7 @@ func (p *provider) limitPost(w http.ResponseWriter, r *http.Request) bool {
 func (p *provider) limit(w http.ResponseWriter, r *http.Request) bool {
 	d, err := p.addrs.Allow(r.Context(), p.addrOf(r))
 	if err != nil {
-		p.log.ErrorContext(r.Context(), "the address limiter failed; serving the request", "err", err)
+		ratelimit.LogFailure(r.Context(), p.log, "sign-in address", err)
 		return true
 	}
 	ratelimit.SetHeaders(w.Header(), d)

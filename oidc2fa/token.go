@@ -101,11 +101,7 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant string, 
 		return
 	}
 	now := p.now()
-	alg := client.IDTokenAlg
-	if alg == "" {
-		alg = AlgEdDSA
-	}
-	tok, err := mintIDTokenWith(ctx, p.cfg.Signer, tenant, alg, &IDToken{
+	tok, err := mintIDTokenWith(ctx, p.cfg.Signer, tenant, ClientIDTokenAlg(client), &IDToken{
 		Issuer:            p.issuer(tenant),
 		Subject:           grant.Subject,
 		Audience:          clientID,

@@ -33,8 +33,8 @@ type MiddlewareConfig struct {
 	//		return false
 	//	},
 	OnError func(w http.ResponseWriter, r *http.Request, err error) (serve bool)
-	// Logger receives an Error record (message "ratelimit: limiter failed", keys "err",
-	// "method", "path") for each request on which the Limiter fails; it never logs keys.
+	// Logger receives a Warn record (LogFailure: "rate limiter failed; request served", keys
+	// "limiter" and "err") for each request on which the Limiter fails; it never logs keys.
 	// nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -64,8 +64,7 @@ func Middleware(cfg MiddlewareConfig) (func(next http.Handler) http.Handler, err
 				if logger == nil {
 					logger = slog.Default()
 				}
-				logger.ErrorContext(r.Context(), "ratelimit: limiter failed",
-					"err", err, "method", r.Method, "path", r.URL.Path)
+				LogFailure(r.Context(), logger, "middleware", err)
 				if cfg.OnError(w, r, err) {
 					next.ServeHTTP(w, r)
 				}

@@ -149,7 +149,7 @@ func TestMiddlewareOnError(t *testing.T) {
 			assert.Equal(t, tc.status, w.Code, "status")
 			assert.Equal(t, tc.body, w.Body.String(), "body")
 			assert.Equal(t, [4]string{}, rateHeaders(w), "no rate headers without a decision")
-			assert.Contains(t, logs.String(), `level=ERROR msg="ratelimit: limiter failed" err="backend down" method=GET path=/Users`, "log")
+			assert.Contains(t, logs.String(), `level=WARN msg="rate limiter failed; request served" limiter=middleware err="backend down"`, "log")
 			assert.NotContains(t, logs.String(), "192.0.2.1", "the key is not logged")
 		})
 	}

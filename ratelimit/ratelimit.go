@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
@@ -40,4 +41,12 @@ type Limiter interface {
 	// Allowed is whether Allow would allow, Remaining is what is left now. Peek of a key that
 	// has not been seen reports the whole quota and stores nothing.
 	Peek(ctx context.Context, key string) (Decision, error)
+}
+
+// LogFailure logs that a limiter could not decide and the request was served anyway, the one way
+// every limiter's failure is logged: at Warn, since a failed limiter is a dependency the service
+// rides out (a shared limiter's Redis that is away), with the limiter's name ("scim key",
+// "scim address", "sign-in address", …) and the error; never the key, which may name a client.
+func LogFailure(ctx context.Context, log *slog.Logger, limiter string, err error) {
+	log.WarnContext(ctx, "rate limiter failed; request served", "limiter", limiter, "err", err)
 }

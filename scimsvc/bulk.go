@@ -170,7 +170,7 @@ func (h *handler) takeOperations(w http.ResponseWriter, r *http.Request, tenant 
 	key := requestKeyID(ctx) + "/" + tenant
 	d, err := h.keys.Peek(ctx, key)
 	if err != nil {
-		h.log.WarnContext(ctx, "scim rate limiter failed; bulk request allowed", "key", requestKeyID(ctx), "err", err)
+		ratelimit.LogFailure(ctx, h.log, "scim key (bulk)", err)
 		return true
 	}
 	if d.Remaining < n-1 {
@@ -180,7 +180,7 @@ func (h *handler) takeOperations(w http.ResponseWriter, r *http.Request, tenant 
 	}
 	for range n - 1 {
 		if d, err = h.keys.Allow(ctx, key); err != nil {
-			h.log.WarnContext(ctx, "scim rate limiter failed; bulk request allowed", "key", requestKeyID(ctx), "err", err)
+			ratelimit.LogFailure(ctx, h.log, "scim key (bulk)", err)
 			return true
 		}
 		if !d.Allowed { // concurrent requests of the key took the quota since the Peek

@@ -22,7 +22,7 @@ import (
 // FuzzTypedUserDecode).
 func decodeUser(body []byte) (u store.User, ok bool) {
 	d := bodyDecoder{treeParser{b: body}}
-	u.Active = true // an absent active means true, as userFromTree has it
+	u.Active = activeOf(false, false) // until the body says otherwise
 	d.space()
 	if !d.object(func(k []byte) (uint, bool) { return d.userMember(&u, k) }) {
 		return store.User{}, false
@@ -70,7 +70,7 @@ func (d *bodyDecoder) userMember(u *store.User, key []byte) (uint, bool) {
 		return d.str(11, &u.Timezone)
 	case "active":
 		b, set, ok := d.boolean()
-		u.Active = b || !set
+		u.Active = activeOf(b, set)
 		return 12, ok
 	case "password":
 		return 13, d.skipString()

@@ -63,7 +63,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// A limiter that cannot decide lets the request through: the key is valid, and
 		// refusing every request while a shared limiter is down would stop provisioning.
-		h.log.WarnContext(ctx, "scim rate limiter failed; request allowed", "key", k.ID, "err", err)
+		ratelimit.LogFailure(ctx, h.log, "scim key", err)
 	} else {
 		if !d.Allowed {
 			h.tooMany(w, r, d, limitKey, tenant)
@@ -397,12 +397,19 @@ func (h *handler) authenticateLimited(w http.ResponseWriter, r *http.Request) (*
 	h.tel.count(ctx, h.tel.authFailed, attrReason, authMetric(ref.reason), "") // the tenant is anyone's guess
 	addr := "addr:" + h.addr(r)
 	d, lerr := h.addrs.Allow(ctx, addr)
+	if lerr != nil {
+		ratelimit.LogFailure(ctx, h.log, "scim address", lerr)
+	}
 	denied := lerr == nil && !d.Allowed
 	if id := claimedKeyID(r); id != "" && h.keyExists(ctx, "key_"+id) {
 		if ref.reason == reasonNoMatch {
 			ref.reason = reasonWrongSecret
 		}
-		if dk, kerr := h.addrs.Allow(ctx, addr+"/"+id); kerr == nil && !dk.Allowed {
+		dk, kerr := h.addrs.Allow(ctx, addr+"/"+id)
+		switch {
+		case kerr != nil:
+			ratelimit.LogFailure(ctx, h.log, "scim address and key", kerr)
+		case !dk.Allowed:
 			d, denied = dk, true
 		}
 	} else if ref.reason == reasonNoMatch {

@@ -327,7 +327,7 @@ func applyPath(t object, op patchOp, seen indexes) error {
 }
 
 // removesActive reports whether op removes the User's active (a remove, or a replace with null).
-// An absent active means true, so such an operation would reactivate a deactivated user; no
+// An absent active means true (activeOf), so such an operation would reactivate a deactivated user; no
 // identity provider sends it, and reactivation must never happen by accident.
 func removesActive(op patchOp) bool {
 	p := op.path

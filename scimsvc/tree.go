@@ -82,8 +82,12 @@ func treeValue(v filter.Value) any {
 	return nil
 }
 
-// userFromTree is the user a tree describes. An absent active means true: a user is active
-// unless a client says otherwise.
+// activeOf is a user's active when a body holds the boolean b, set reporting whether it holds
+// one: an absent active means true, as a user is active unless a client says otherwise. Every
+// decoding of a user (the tree, the typed decoder, PATCH) follows it.
+func activeOf(b, set bool) bool { return b || !set }
+
+// userFromTree is the user a tree describes; its active follows activeOf.
 func userFromTree(t object) store.User {
 	ent, _ := t[schema.EnterpriseUserURN].(object)
 	name, _ := t["name"].(object)
@@ -92,7 +96,7 @@ func userFromTree(t object) store.User {
 	return store.User{
 		ExternalID:        str(t, "externalId"),
 		UserName:          str(t, "userName"),
-		Active:            active || !isSet,
+		Active:            activeOf(active, isSet),
 		DisplayName:       str(t, "displayName"),
 		NickName:          str(t, "nickName"),
 		ProfileURL:        str(t, "profileUrl"),

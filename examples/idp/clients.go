@@ -100,10 +100,7 @@ func createClient(ctx context.Context, b store.Backend, spec oidc2fa.ClientSpec,
 
 // clientAlg is the JWS algorithm of c's ID tokens, the default spelled out.
 func clientAlg(c *store.Client) string {
-	if c.IDTokenAlg == "" {
-		return oidc2fa.AlgEdDSA
-	}
-	return c.IDTokenAlg
+	return oidc2fa.ClientIDTokenAlg(c)
 }
 
 // checkIDTokenAlg checks an --id-token-alg: empty or one of oidc2fa.SigningAlgorithms.
