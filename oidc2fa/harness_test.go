@@ -14,12 +14,12 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/store"
@@ -39,17 +39,8 @@ func testChallenge() string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// clock is the fake time source tests move by hand.
+type clock = testclock.Clock
 
 // env is a provider over a fresh memstore: tenant acme, a user ann, a client "app" with a secret.
 type env struct {
@@ -68,7 +59,7 @@ type env struct {
 func newEnv(t testing.TB, configure ...func(*oidc2fa.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	mem := memstore.New()
 	b := mem.Backend()
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/oidc2fa/rp"
@@ -73,7 +74,7 @@ type hintEnv struct {
 func newHintEnv(t *testing.T, b store.Backend) *hintEnv {
 	t.Helper()
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme", Created: c.Now()}))
 	secret, client, err := oidc2fa.RegisterClient(ctx, b.Clients, oidc2fa.ClientSpec{
 		Tenant: "acme", Name: "App", RedirectURIs: []string{testRedirect}, Now: c.Now(), AccessToken: true})

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 )
 
@@ -43,26 +44,9 @@ MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC
 `
 
 // ringClock is a settable clock for KeyRingConfig.Now.
-type ringClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type ringClock = testclock.Clock
 
-func (c *ringClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *ringClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newRingClock() *ringClock {
-	return &ringClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
+func newRingClock() *ringClock { return testclock.At(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 func rfc8037Key(t *testing.T) ed25519.PrivateKey {
 	t.Helper()

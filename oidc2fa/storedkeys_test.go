@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
@@ -85,7 +86,7 @@ func storedKeys(t *testing.T, keys store.SigningKeys) []store.SigningKey {
 func TestLoadKeyRingPersists(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	first, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
 	require.NoError(t, err)
 	require.Empty(t, storedKeys(t, keys), "a tenant's key is made when it is first needed")
@@ -145,7 +146,7 @@ func TestLoadKeyRingPerTenantAndAlgorithm(t *testing.T) {
 func TestLoadKeyRingRotation(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	cfg := oidc2fa.KeyRingConfig{Now: c.Now, Retain: time.Hour, RotationDelay: 6 * time.Minute, Refresh: time.Minute}
 	a, err := oidc2fa.LoadKeyRing(ctx, cfg, keys)
 	require.NoError(t, err)
@@ -236,7 +237,7 @@ func TestLoadKeyRingRotation(t *testing.T) {
 func TestLoadKeyRingMigratesSharedKey(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	sharedKey := ringTestKey(t)
 	legacy, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{Keys: []ed25519.PrivateKey{sharedKey}})
 	require.NoError(t, err)
@@ -281,7 +282,7 @@ func TestLoadKeyRingMigratesSharedKey(t *testing.T) {
 func TestLoadKeyRingConcurrentStart(t *testing.T) {
 	ctx := context.Background()
 	keys := memstore.New().SigningKeys()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
 	rings := make([]*oidc2fa.KeyRing, 8)
 	tokens := make([]string, len(rings))
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
@@ -53,7 +54,7 @@ func (s *spyKeys) reads() (lists []string, tenants bool) {
 // tenant's first key) by reading that tenant's keys alone, however many tenants have keys.
 func TestKeyRingReadsOneTenant(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 	keys := memstore.New().SigningKeys()
 	maker, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestKeyRingReadsOneTenant(t *testing.T) {
 // again when needed and signs with the same key.
 func TestKeyRingCacheBound(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 	spy := &spyKeys{SigningKeys: memstore.New().SigningKeys()}
 	ring, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now, CacheTenants: 10}, spy)
 	require.NoError(t, err)
@@ -153,7 +154,7 @@ func TestKeyRingFindsAnotherInstancesKey(t *testing.T) {
 // after the last tenant it names; Rotate does every tenant in batches.
 func TestKeyRingRotateBatch(t *testing.T) {
 	ctx := context.Background()
-	c := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 	keys := memstore.New().SigningKeys()
 	ring, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, keys)
 	require.NoError(t, err)
@@ -206,7 +207,7 @@ func TestClientKeyPublishedBeforeFirstToken(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	require.NoError(t, st.Tenants().Create(ctx, store.Tenant{ID: "acme"}))
-	c := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+	c := testclock.At(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 	ring, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, st.SigningKeys())
 	require.NoError(t, err)
 	other, err := oidc2fa.LoadKeyRing(ctx, oidc2fa.KeyRingConfig{Now: c.Now}, st.SigningKeys()) // another instance

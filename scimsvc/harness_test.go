@@ -7,12 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
@@ -21,25 +20,10 @@ import (
 // testBase is the BaseURL every test handler is configured with.
 const testBase = "https://id.example.com/scim/v2"
 
-// clock is a fake time source tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// clock is the fake time source tests move by hand.
+type clock = testclock.Clock
 
-func newClock() *clock { return &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *clock { return testclock.New() }
 
 // env is a SCIM handler over a fresh memstore with tenant "acme" and a key for it.
 type env struct {

@@ -15,13 +15,13 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/oidc2fa/rp"
@@ -36,16 +36,10 @@ const redirectURI = "https://app.example.com/2fa/callback"
 // start is the clock's first reading: any fixed time works.
 var start = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// clock is the fake time source tests move by hand.
+type clock = testclock.Clock
 
-func newClock() *clock { return &clock{now: start} }
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+func newClock() *clock { return testclock.At(start) }
 
 // idp is the real oidc2fa provider on a memstore, mounted under /oidc/ of an httptest server
 // with http.StripPrefix: tenant acme, an active user ann, a client registered for redirectURI.
