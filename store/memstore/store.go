@@ -23,6 +23,7 @@ type Store struct {
 	pushed       pushedTable      // behind its own lock
 	accessTokens accessTokenTable // behind its own lock
 	signingKeys  signingKeyTable  // behind its own lock
+	due          dueIndex         // behind its own lock, taken after a tenant's
 	fields       *rowFields       // read-only after New
 	pack         *packTable       // read-only after New
 }
@@ -48,6 +49,7 @@ type tenantData struct {
 	clientByID   map[string]*clientRec
 	log          eventLog
 	pack         *packTable    // the Store's, read-only
+	due          *dueIndex     // the Store's
 	webhooks     []*webhookRec // in creation order
 }
 
@@ -151,6 +153,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	}
 	s.tenants[t.ID] = &tenantData{
 		pack:         s.pack,
+		due:          &s.due,
 		info:         t,
 		userByID:     map[string]*userRec{},
 		userByName:   map[string]*userRec{},
@@ -256,6 +259,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	}
 	t.mu.Lock()
 	t.deleted = true
+	s.due.drop(t.webhooks...)
 	t.mu.Unlock()
 	return nil
 }

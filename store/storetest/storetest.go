@@ -57,6 +57,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"Concurrency", concurrencyTests()},
 		{"Events", eventTests()},
 		{"Webhooks", webhookTests()},
+		{"WebhooksDue", webhookDueTests()},
 		{"Text", textTests()},
 		{"Extensions", extensionTests()},
 	}
