@@ -95,9 +95,10 @@ type Webhooks interface {
 	// Cursor. ErrInvalid if limit is below 1.
 	//
 	// An endpoint is due since its NextAttempt, since the SaveDelivery that left events after
-	// its Cursor (the now it was given), or, when an event recorded after its Cursor woke it,
-	// since the first Due that found it so (the now of that Due): so an endpoint whose turn
-	// ended with events left goes after those that waited meanwhile. Endpoints due since the
+	// its Cursor (the now it was given), or, when an event recorded after its Cursor woke it
+	// (or Create or Resume did), since then by the clock of the store's writer, or since the
+	// now of the first Due that found it so if that is earlier: so an endpoint whose turn ended
+	// with events left goes after those that were woken meanwhile. Endpoints due since the
 	// same instant come in creation order.
 	//
 	// A pass with nothing due costs the same however many tenants and endpoints the store

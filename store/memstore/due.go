@@ -11,7 +11,7 @@ import (
 // reads it without visiting a tenant.
 //
 // An endpoint is idle (caught up, or failing), woken (an event was recorded after its cursor:
-// due from the next Due on, which gives it that Due's now) or due (in the heap, from its at).
+// the next Due puts it in the heap) or due (in the heap, from its at).
 type dueIndex struct {
 	mu    sync.Mutex
 	woken []*webhookRec // in the order they were woken; an entry no longer woken is passed over
@@ -30,6 +30,7 @@ const (
 type dueEntry struct {
 	state int
 	at    time.Time // due since, when dueDue
+	woke  time.Time // when it was woken, when dueWoken
 	idx   int       // its index in the heap, when dueDue
 	until time.Time // the end of its lease (a copy of webhookRec.until)
 	n     uint64    // creation order
@@ -93,7 +94,7 @@ func (x *dueIndex) wake(rs []*webhookRec, last int64) {
 
 func (x *dueIndex) wakeLocked(r *webhookRec) {
 	if r.due.state == dueIdle && !r.due.gone {
-		r.due.state = dueWoken
+		r.due.state, r.due.woke = dueWoken, time.Now()
 		x.woken = append(x.woken, r)
 	}
 }
@@ -139,14 +140,17 @@ func (x *dueIndex) drop(rs ...*webhookRec) {
 }
 
 // due returns at most limit endpoints due at now, oldest due first: the woken ones become due
-// from now, then the heap is walked best first, down to the entries past now, passing over
-// the leased ones.
+// from when they were woken (from now, if that is earlier), then the heap is walked best
+// first, down to the entries past now, passing over the leased ones.
 func (x *dueIndex) due(now time.Time, limit int) []*webhookRec {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, r := range x.woken {
 		if r.due.state == dueWoken && !r.due.gone {
-			r.due.state, r.due.at = dueDue, now
+			r.due.state, r.due.at = dueDue, r.due.woke
+			if now.Before(r.due.woke) {
+				r.due.at = now
+			}
 			heap.Push(&x.heap, r)
 		}
 	}

@@ -299,9 +299,10 @@ const (
 	maxWakeUps      = 16 * wakeUpsPerWrite
 )
 
-// wakeUps makes due from now the endpoints, not failing and not due already, of the tenants
-// whose event_heads.woken_at is set and whose last event kept follows their cursors, and clears
-// woken_at. It locks the tenants' rows of event_heads (oldest woken first), so no write of an
+// wakeUps makes due the endpoints, not failing and not due already, of the tenants
+// whose event_heads.woken_at is set and whose last event kept follows their cursors, from
+// woken_at (when the first event woke them, by the clock of the instance that wrote it) or
+// from now if that is earlier, and clears woken_at. It locks the tenants' rows of event_heads (oldest woken first), so no write of an
 // event of theirs commits meanwhile, then updates their endpoints' rows, which it reads as
 // committed after it took those locks; on SQLite the writers take turns. A look at the
 // event_heads_woken index comes first, outside any transaction: most passes end there.
@@ -317,19 +318,25 @@ func (ws *Webhooks) wakeUps(ctx context.Context, now time.Time) error {
 	for taken := 0; taken < maxWakeUps; {
 		n := 0
 		err := ws.s.write(ctx, func(tx *txn) error {
-			rows, err := tx.query(ctx, `SELECT tenant FROM event_heads WHERE woken_at IS NOT NULL
+			rows, err := tx.query(ctx, `SELECT tenant, woken_at FROM event_heads WHERE woken_at IS NOT NULL
 				ORDER BY woken_at, tenant LIMIT ?`+tx.d.forUpdate(), wakeUpsPerWrite)
 			if err != nil {
 				return err
 			}
-			var tenants []any
+			var (
+				tenants []any
+				woken   []int64
+			)
 			for rows.Next() {
-				var tenant string
-				if err := rows.Scan(&tenant); err != nil {
+				var (
+					tenant string
+					at     int64
+				)
+				if err := rows.Scan(&tenant, &at); err != nil {
 					rows.Close()
 					return err
 				}
-				tenants = append(tenants, tenant)
+				tenants, woken = append(tenants, tenant), append(woken, at)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
@@ -345,9 +352,9 @@ func (ws *Webhooks) wakeUps(ctx context.Context, now time.Time) error {
 			if tx.d == postgresDialect {
 				lastKept = `(SELECT lpad(to_hex(seq), 16, '0') FROM events WHERE tenant = ? ORDER BY seq DESC LIMIT 1)`
 			}
-			for _, tenant := range tenants {
+			for i, tenant := range tenants {
 				if _, err := tx.exec(ctx, `UPDATE webhooks SET due_at = ? WHERE tenant = ? AND due_at IS NULL AND NOT failing
-					AND cursor < `+lastKept, now.UnixNano(), tenant, tenant); err != nil {
+					AND cursor < `+lastKept, min(now.UnixNano(), woken[i]), tenant, tenant); err != nil {
 					return err
 				}
 			}

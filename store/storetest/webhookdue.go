@@ -22,6 +22,7 @@ func webhookDueTests() []test {
 		{"NextAttempt", testDueNextAttempt},
 		{"NotLeased", testDueNotLeased},
 		{"OldestFirst", testDueOldestFirst},
+		{"WokenSinceTheEvent", testDueWokenSinceTheEvent},
 		{"Limit", testDueLimit},
 		{"Create", testDueCreate},
 		{"Resume", testDueResume},
@@ -182,6 +183,21 @@ func testDueOldestFirst(t *testing.T, b store.Backend) {
 	saveAt(t, b, a1, later, store.WebhookDelivery{Cursor: first}) // its turn ended with one event left
 	assert.Equal(t, []string{retry.ID, a2.ID, a1.ID}, dueIDs(t, b, later))
 	assert.Equal(t, []string{retry.ID, a2.ID}, dueIDs(t, b, later.Add(-time.Nanosecond)), "a1 is due from the now of its save")
+}
+
+// An endpoint woken by an event is due since the event was recorded (by the store's clock),
+// not since the Due that finds it: it goes before an endpoint whose turn ended later.
+func testDueWokenSinceTheEvent(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	g := mustWebhook(t, b, globex)
+	a := mustWebhook(t, b, acme)
+	appendEvent(t, b, globex)
+	appendEvent(t, b, globex)
+	later := time.Now().Add(time.Hour)
+	saveAt(t, b, g, later, store.WebhookDelivery{Cursor: allEvents(t, b, globex)[0].Cursor}) // a turn that ends in an hour
+	appendEvent(t, b, acme)                                                                  // now
+	assert.Equal(t, []string{a.ID, g.ID}, dueIDs(t, b, later.Add(time.Minute)))
 }
 
 // At most limit, the oldest; ErrInvalid for a limit below 1.
