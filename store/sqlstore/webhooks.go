@@ -249,6 +249,9 @@ func (ws *Webhooks) SaveDelivery(ctx context.Context, tenant, id, holder string,
 				}
 			}
 		}
+		if ws.s.savedChecked != nil {
+			ws.s.savedChecked()
+		}
 		if _, err := tx.exec(ctx, `UPDATE webhooks SET cursor = ?, attempts = ?, first_failure = ?, next_attempt = ?,
 			failing = ?, last_error = ?, due_at = ? WHERE tenant = ? AND id = ?`,
 			d.Cursor, d.Attempts, nanos(d.FirstFailure), nanos(d.NextAttempt), d.Failing, d.LastError, due, tenant, id); err != nil {
@@ -352,9 +355,12 @@ func (ws *Webhooks) wakeUps(ctx context.Context, now time.Time) error {
 			if tx.d == postgresDialect {
 				lastKept = `(SELECT lpad(to_hex(seq), 16, '0') FROM events WHERE tenant = ? ORDER BY seq DESC LIMIT 1)`
 			}
+			// Every endpoint row of the tenant is locked, whatever it holds: a SaveDelivery that
+			// holds one (and may find itself caught up in a snapshot older than the last event)
+			// is waited for, and the row as it committed is what decides.
 			for i, tenant := range tenants {
-				if _, err := tx.exec(ctx, `UPDATE webhooks SET due_at = ? WHERE tenant = ? AND due_at IS NULL AND NOT failing
-					AND cursor < `+lastKept, min(now.UnixNano(), woken[i]), tenant, tenant); err != nil {
+				if _, err := tx.exec(ctx, `UPDATE webhooks SET due_at = CASE WHEN NOT failing AND cursor < `+lastKept+`
+					THEN coalesce(due_at, ?) ELSE due_at END WHERE tenant = ?`, tenant, min(now.UnixNano(), woken[i]), tenant); err != nil {
 					return err
 				}
 			}

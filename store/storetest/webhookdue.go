@@ -370,16 +370,31 @@ func writeEvents(t *testing.T, b store.Backend, tenant string, n int) {
 }
 
 // A deliverer that catches up (SaveDelivery finds nothing left after its cursor) while
-// events are recorded loses no wake-up: once both have stopped, the endpoint is due exactly
-// when events follow its cursor. Several rounds, so that the two meet in every order.
+// events are recorded, and while Due runs, loses no wake-up: once all have stopped, the
+// endpoint is due exactly when events follow its cursor. Several rounds, so that they meet in
+// every order.
 func testDueConcurrentSaveAppend(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	for round := range 8 {
 		e := mustWebhook(t, b, acme)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Add(2)
+		wg.Add(3)
 		go func() { defer wg.Done(); deliverUntil(t, b, e, stop) }()
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.Webhooks.Due(ctx(), time.Now(), 10); err != nil {
+					t.Errorf("Due: %v", err)
+					return
+				}
+			}
+		}()
 		go func() {
 			defer wg.Done()
 			writeEvents(t, b, acme, 6)
