@@ -276,3 +276,31 @@ func TestRunInstancesDeliverOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestNewDelivererConfig: Events and Webhooks are required, Tenants is not; negative
+// settings are refused.
+func TestNewDelivererConfig(t *testing.T) {
+	b := memstore.New().Backend()
+	tests := []struct {
+		name string
+		cfg  webhooks.Config
+		ok   bool
+	}{
+		{"without Tenants", webhooks.Config{Events: b.Events, Webhooks: b.Webhooks}, true},
+		{"with Tenants, as hosts set it before", webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants}, true},
+		{"without Events", webhooks.Config{Webhooks: b.Webhooks}, false},
+		{"without Webhooks", webhooks.Config{Events: b.Events}, false},
+		{"negative Workers", webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Workers: -1}, false},
+		{"negative Turn", webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Turn: -time.Second}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := webhooks.NewDeliverer(tc.cfg)
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+}
