@@ -92,7 +92,8 @@ type Webhooks interface {
 	// Due returns, across tenants, at most limit endpoints that are due at now, oldest due
 	// first. An endpoint is due when it is not Failing, its NextAttempt is zero or not after
 	// now, no holder's lease of it runs past now, and its tenant's log holds an event after its
-	// Cursor. ErrInvalid if limit is below 1.
+	// Cursor. Nothing due: an empty slice. A deleted endpoint, or one of a deleted tenant, is
+	// never returned. ErrInvalid if limit is below 1.
 	//
 	// An endpoint is due since its NextAttempt, since the SaveDelivery that left events after
 	// its Cursor (the now it was given), or, when an event recorded after its Cursor woke it
@@ -105,14 +106,15 @@ type Webhooks interface {
 	// holds: a store keeps what is due in an index, which recording an event, Create,
 	// SaveDelivery, Resume and Delete keep up to date, never by visiting every tenant.
 	//
-	// Under concurrent writes no wake-up is lost: once an event is recorded (its write
-	// committed), every endpoint of its tenant that is not failing and whose Cursor it follows
-	// is due (at its NextAttempt, if it has one), whatever SaveDelivery, Resume or Create runs
-	// meanwhile, until a SaveDelivery moves its Cursor to or past that event or marks it
-	// failing. Create with a Cursor that events follow, and Resume with events after the
-	// Cursor, make the endpoint due. An endpoint whose events
-	// after its Cursor were all removed by Events.DeleteExpired may still be returned until
-	// its next SaveDelivery. What Due returns is a snapshot: another instance may lease an
-	// endpoint returned before the caller does (Lease then says ErrConflict).
+	// Under concurrent writes no wake-up is lost: once the write that records an event has
+	// committed, every endpoint of its tenant that is not failing and whose Cursor the event
+	// follows is due (from its NextAttempt, if it has one), whatever SaveDelivery, Resume,
+	// Create or Due runs meanwhile, until a SaveDelivery moves its Cursor to or past that event
+	// or marks it failing. Create with a Cursor that events follow, and Resume with events
+	// after the Cursor, make the endpoint due. An endpoint whose events after its Cursor were
+	// all removed by Events.DeleteExpired may still be returned until its next SaveDelivery.
+	// Due may write (it records from when the endpoints it finds woken are due). What it
+	// returns is a snapshot: another instance may lease an endpoint returned before the
+	// caller does (Lease then says ErrConflict).
 	Due(ctx context.Context, now time.Time, limit int) ([]WebhookEndpoint, error)
 }
