@@ -118,3 +118,13 @@ type Webhooks interface {
 	// caller does (Lease then says ErrConflict).
 	Due(ctx context.Context, now time.Time, limit int) ([]WebhookEndpoint, error)
 }
+
+// WebhookWakeUps is an optional interface of a Webhooks whose writes all happen in this
+// process (memstore's): WakeUps returns a channel that is closed once an endpoint may have
+// become due after the call (an event recorded after its cursor, Create, Resume). A
+// webhooks.Deliverer's Run asks Due again at once then, instead of at its next interval. A
+// store without it (sqlstore, whose writers may be other instances; any store wrapped by
+// otelstore) is asked every interval.
+type WebhookWakeUps interface {
+	WakeUps() <-chan struct{}
+}

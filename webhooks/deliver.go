@@ -178,7 +178,8 @@ func defaultClient(allowPrivateTargets bool) *http.Client {
 // asks Webhooks.Due for as many endpoints as it has idle workers every interval, and again as
 // soon as a worker ends a turn, and gives each endpoint to a worker of its own: a slow
 // endpoint holds up its worker and no other endpoint, and an event reaches its endpoints
-// within about interval (examples/idp runs it every second). An endpoint is given to one
+// within about interval (examples/idp runs it every second). A store that implements
+// store.WebhookWakeUps (memstore) is asked again as soon as an endpoint is woken. An endpoint is given to one
 // worker at a time, and its lease keeps other instances away meanwhile. A failed Due is logged
 // and asked again at the next interval.
 func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
@@ -191,7 +192,12 @@ func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
 	defer wg.Wait()
 	ended := make(chan error, d.cfg.Workers)
 	running := 0
+	wakeUps, _ := d.cfg.Webhooks.(store.WebhookWakeUps)
 	for {
+		var woken <-chan struct{} // nil: the store has no wake-ups
+		if wakeUps != nil {
+			woken = wakeUps.WakeUps() // before Due, so that no wake-up after it is missed
+		}
 		if free := d.cfg.Workers - running; free > 0 && ctx.Err() == nil {
 			due, err := d.cfg.Webhooks.Due(ctx, d.now(), free)
 			if err != nil && ctx.Err() == nil {
@@ -215,6 +221,7 @@ func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-woken:
 		case err := <-ended:
 			running--
 			if err != nil && ctx.Err() == nil {

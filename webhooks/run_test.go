@@ -304,3 +304,17 @@ func TestNewDelivererConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestRunWakesUpOnMemstore: the memory store tells Run when an event wakes an endpoint, so
+// the event goes out at once, not at the next interval (an hour here).
+func TestRunWakesUpOnMemstore(t *testing.T) {
+	b := memstore.New().Backend()
+	rc := hook(t, b, "acme", &receiver{}, "")
+	run(t, deliverer(t, b, webhooks.Config{}), time.Hour)
+	time.Sleep(50 * time.Millisecond) // Run's first look, with nothing due
+	var ids []string
+	for range 3 {
+		ids = append(ids, write(t, b, "acme", 1)...)
+		waitFor(t, rc, ids, time.Second)
+	}
+}

@@ -17,6 +17,7 @@ type dueIndex struct {
 	woken []*webhookRec // in the order they were woken; an entry no longer woken is passed over
 	heap  dueHeap       // the due endpoints, by (at, n)
 	n     uint64        // endpoints created so far, numbering them in creation order
+	wakes chan struct{} // closed at the next wake-up (WakeUps); nil: nobody waits
 }
 
 // The states of an endpoint in the dueIndex.
@@ -96,7 +97,21 @@ func (x *dueIndex) wakeLocked(r *webhookRec) {
 	if r.due.state == dueIdle && !r.due.gone {
 		r.due.state, r.due.woke = dueWoken, time.Now()
 		x.woken = append(x.woken, r)
+		if x.wakes != nil {
+			close(x.wakes)
+			x.wakes = nil
+		}
 	}
+}
+
+// wakeUps returns a channel closed at the next wake-up.
+func (x *dueIndex) wakeUps() <-chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.wakes == nil {
+		x.wakes = make(chan struct{})
+	}
+	return x.wakes
 }
 
 // set makes r due from at (zero: idle). The caller holds r's tenant's write lock.

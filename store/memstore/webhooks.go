@@ -24,7 +24,10 @@ type webhookRec struct {
 // Webhooks implements store.Webhooks. A tenant's endpoints live with the tenant.
 type Webhooks struct{ s *Store }
 
-var _ store.Webhooks = (*Webhooks)(nil)
+var (
+	_ store.Webhooks       = (*Webhooks)(nil)
+	_ store.WebhookWakeUps = (*Webhooks)(nil)
+)
 
 func copyEndpoint(e *store.WebhookEndpoint) store.WebhookEndpoint {
 	c := *e
@@ -202,3 +205,7 @@ func (ws *Webhooks) Due(ctx context.Context, now time.Time, limit int) ([]store.
 	}
 	return out, nil
 }
+
+// WakeUps implements store.WebhookWakeUps: the channel is closed when an endpoint is woken
+// (an event recorded after its cursor, Create or Resume with events after it).
+func (ws *Webhooks) WakeUps() <-chan struct{} { return ws.s.due.wakeUps() }

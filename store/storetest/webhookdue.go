@@ -27,6 +27,7 @@ func webhookDueTests() []test {
 		{"Create", testDueCreate},
 		{"Resume", testDueResume},
 		{"DeleteAndTenantDelete", testDueDeleted},
+		{"WakeUps", testDueWakeUps},
 		{"RemovedEvents", testDueRemovedEvents},
 		{"ConcurrentSaveAndAppendLoseNoWakeUp", testDueConcurrentSaveAppend},
 		{"ConcurrentCreateAndAppendLoseNoWakeUp", testDueConcurrentCreateAppend},
@@ -287,6 +288,31 @@ func testDueDeleted(t *testing.T, b store.Backend) {
 	mustTenant(t, b, globex)
 	appendEvent(t, b, globex)
 	assert.Empty(t, dueIDs(t, b, dueNow), "the new tenant of the same name has no endpoint")
+}
+
+// A store that implements store.WebhookWakeUps closes the channel once an event wakes an
+// endpoint, and not before; others skip.
+func testDueWakeUps(t *testing.T, b store.Backend) {
+	w, ok := b.Webhooks.(store.WebhookWakeUps)
+	if !ok {
+		t.Skip("the store's Webhooks has no wake-ups (optional)")
+	}
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	mustWebhook(t, b, acme)
+	woken := w.WakeUps()
+	appendEvent(t, b, globex) // a tenant without endpoints
+	select {
+	case <-woken:
+		t.Fatal("closed by an event that wakes no endpoint")
+	default:
+	}
+	appendEvent(t, b, acme)
+	select {
+	case <-woken:
+	default:
+		t.Fatal("not closed by an event that wakes an endpoint")
+	}
 }
 
 // An endpoint whose events after its cursor Events.DeleteExpired removed may still be due;
