@@ -179,6 +179,13 @@ func benchWebhookStore(b *testing.B, d dialect, n int) *Store {
 	if _, err := s.db.ExecContext(ctx, analyze); err != nil {
 		b.Fatal(err)
 	}
+	if d == sqliteDialect {
+		// The build's pages go from the WAL to the database file, as they would before long:
+		// a reader of a fresh WAL of 100,000 tenants' rows pays for looking through it.
+		if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.Logf("built %d tenants with an endpoint each (%v) in %v", n, Dialect(d), time.Since(start).Round(time.Millisecond))
 	if due, err := s.Webhooks().Due(ctx, time.Now(), 1); err != nil || len(due) > 0 {
 		b.Fatalf("Due: %d due, %v", len(due), err)
