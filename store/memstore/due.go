@@ -32,6 +32,7 @@ type dueEntry struct {
 	state int
 	at    time.Time // due since, when dueDue
 	woke  time.Time // when it was woken, when dueWoken
+	noted bool      // it is in dueIndex.woken
 	idx   int       // its index in the heap, when dueDue
 	until time.Time // the end of its lease (a copy of webhookRec.until)
 	n     uint64    // creation order
@@ -96,7 +97,10 @@ func (x *dueIndex) wake(rs []*webhookRec, last int64) {
 func (x *dueIndex) wakeLocked(r *webhookRec) {
 	if r.due.state == dueIdle && !r.due.gone {
 		r.due.state, r.due.woke = dueWoken, time.Now()
-		x.woken = append(x.woken, r)
+		if !r.due.noted { // woken, idle and woken again before a Due: noted once
+			r.due.noted = true
+			x.woken = append(x.woken, r)
+		}
 		if x.wakes != nil {
 			close(x.wakes)
 			x.wakes = nil
@@ -161,6 +165,7 @@ func (x *dueIndex) due(now time.Time, limit int) []*webhookRec {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, r := range x.woken {
+		r.due.noted = false
 		if r.due.state == dueWoken && !r.due.gone {
 			r.due.state, r.due.at = dueDue, r.due.woke
 			if now.Before(r.due.woke) {
