@@ -77,10 +77,54 @@ type Webhooks interface {
 	// SaveDelivery stores d as the endpoint's delivery, if holder's lease runs past now;
 	// otherwise ErrConflict and nothing changes (the lease was lost: another holder may have
 	// delivered meanwhile). With a Change in ctx, setting Failing records a webhook.failing
-	// event in the same write. ErrNotFound if the endpoint does not exist.
+	// event in the same write. ErrNotFound if the endpoint does not exist; ErrInvalid if
+	// d.Cursor is neither empty nor a cursor of the store's log.
+	//
+	// It also says where the endpoint stands for Due: caught up (no event after d.Cursor) or
+	// failing, it is not due; with events left, it is due at d.NextAttempt, or, when that is
+	// zero, from now on.
 	SaveDelivery(ctx context.Context, tenant, id, holder string, now time.Time, d WebhookDelivery) error
 
 	// Resume clears Failing, Attempts, FirstFailure and NextAttempt, so delivery starts again
 	// with the event after Cursor. ErrNotFound if the endpoint does not exist.
 	Resume(ctx context.Context, tenant, id string) error
+
+	// Due returns, across tenants, at most limit endpoints that are due at now, oldest due
+	// first. An endpoint is due when it is not Failing, its NextAttempt is zero or not after
+	// now, no holder's lease of it runs past now, and its tenant's log holds an event after its
+	// Cursor. Nothing due: an empty slice. A deleted endpoint, or one of a deleted tenant, is
+	// never returned. ErrInvalid if limit is below 1.
+	//
+	// An endpoint is due since its NextAttempt, since the SaveDelivery that left events after
+	// its Cursor (the now it was given), or, when an event recorded after its Cursor woke it
+	// (or Create or Resume did), since then by the clock of the store's writer, or since the
+	// now of the first Due that found it so if that is earlier: so an endpoint whose turn ended
+	// with events left goes after those that were woken meanwhile. Endpoints due since the
+	// same instant come in creation order.
+	//
+	// A pass with nothing due costs the same however many tenants and endpoints the store
+	// holds: a store keeps what is due in an index, which recording an event, Create,
+	// SaveDelivery, Resume and Delete keep up to date, never by visiting every tenant.
+	//
+	// Under concurrent writes no wake-up is lost: once the write that records an event has
+	// committed, every endpoint of its tenant that is not failing and whose Cursor the event
+	// follows is due (from its NextAttempt, if it has one), whatever SaveDelivery, Resume,
+	// Create or Due runs meanwhile, until a SaveDelivery moves its Cursor to or past that event
+	// or marks it failing. Create with a Cursor that events follow, and Resume with events
+	// after the Cursor, make the endpoint due. An endpoint whose events after its Cursor were
+	// all removed by Events.DeleteExpired may still be returned until its next SaveDelivery.
+	// Due may write (it records from when the endpoints it finds woken are due). What it
+	// returns is a snapshot: another instance may lease an endpoint returned before the
+	// caller does (Lease then says ErrConflict).
+	Due(ctx context.Context, now time.Time, limit int) ([]WebhookEndpoint, error)
+}
+
+// WebhookWakeUps is an optional interface of a Webhooks whose writes all happen in this
+// process (memstore's): WakeUps returns a channel that is closed once an endpoint may have
+// become due after the call (an event recorded after its cursor, Create, Resume). A
+// webhooks.Deliverer's Run asks Due again at once then, instead of at its next interval. A
+// store without it (sqlstore, whose writers may be other instances; any store wrapped by
+// otelstore) is asked every interval.
+type WebhookWakeUps interface {
+	WakeUps() <-chan struct{}
 }

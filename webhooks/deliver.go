@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/visid/visid/store"
@@ -31,8 +32,15 @@ const (
 	// it (before each request) or let it go (after each pass). An instance that dies while it
 	// delivers keeps the endpoint from the others at most this long.
 	DefaultLease = 30 * time.Second
-	// DefaultBatch is the most events sent to one endpoint in one pass.
+	// DefaultBatch is the most events sent to one endpoint in one turn.
 	DefaultBatch = 100
+	// DefaultWorkers is how many endpoints a Deliverer sends to at once.
+	DefaultWorkers = 8
+	// DefaultTurn is how long an endpoint's turn may go on before it yields to the others.
+	DefaultTurn = time.Second
+	// PassSize is the most endpoints one RunOnce takes (Webhooks.Due's limit); the next pass
+	// takes the rest.
+	PassSize = 1000
 )
 
 // The waits between attempts at one event: FirstRetry after the first failure, doubling up to
@@ -46,12 +54,15 @@ const (
 // Actor is the actor of the events the deliverer records (webhook.failing).
 const Actor = "webhooks"
 
-// Config configures a Deliverer. Events, Webhooks and Tenants are required; every other field
-// has the default its comment gives.
+// Config configures a Deliverer. Events and Webhooks are required; every other field has the
+// default its comment gives.
 type Config struct {
 	Events   store.Events
 	Webhooks store.Webhooks
-	Tenants  store.Tenants
+	// Tenants is not used: the Deliverer asks Webhooks.Due for the endpoints that are due
+	// across tenants instead of visiting each tenant. It may be nil; the field stays so that
+	// hosts that set it build unchanged.
+	Tenants store.Tenants
 	// Client sends the requests. nil: a client with DefaultTimeout that follows no redirect
 	// (a 3xx answer is a failure), connects directly (no proxy from the environment) and
 	// refuses to connect to an address that is not public (DialControl) unless
@@ -65,11 +76,20 @@ type Config struct {
 	// marked failing (and a webhook.failing event recorded) until Webhooks.Resume. 0:
 	// DefaultRetryFor.
 	RetryFor time.Duration
-	// Lease is how long a pass holds an endpoint before renewing its lease; it must be longer
+	// Lease is how long a turn holds an endpoint before renewing its lease; it must be longer
 	// than a request may take. 0: DefaultLease.
 	Lease time.Duration
-	// Batch is the most events one pass sends to one endpoint. 0: DefaultBatch.
+	// Batch is the most events one turn sends to one endpoint. 0: DefaultBatch.
 	Batch int
+	// Workers is how many endpoints the Deliverer sends to at once, each in a goroutine of
+	// its own for the length of its turn, so that a slow or failing endpoint holds up one
+	// worker and no other endpoint. 0: DefaultWorkers.
+	Workers int
+	// Turn bounds an endpoint's turn: it ends after Batch events, or before the next request
+	// once Turn has passed since it began, and the endpoint goes after the endpoints that
+	// became due meanwhile (Webhooks.Due's order). A request under way is never cut short
+	// (the Client's timeout bounds it). 0: DefaultTurn.
+	Turn time.Duration
 	// Holder names this deliverer in the endpoints' leases; every instance needs its own.
 	// "": a random name.
 	Holder string
@@ -88,18 +108,24 @@ type Deliverer struct {
 	client *http.Client
 	now    func() time.Time
 	log    *slog.Logger
+
+	mu       sync.Mutex
+	inFlight map[endpointKey]bool // the endpoints a worker of this Deliverer has
 }
+
+// endpointKey names an endpoint.
+type endpointKey struct{ tenant, id string }
 
 // NewDeliverer returns the Deliverer of cfg. It starts nothing: call Run, or RunOnce on the
 // host's own schedule.
 func NewDeliverer(cfg Config) (*Deliverer, error) {
-	if cfg.Events == nil || cfg.Webhooks == nil || cfg.Tenants == nil {
-		return nil, errors.New("webhooks: Config.Events, Webhooks and Tenants are required")
+	if cfg.Events == nil || cfg.Webhooks == nil {
+		return nil, errors.New("webhooks: Config.Events and Webhooks are required")
 	}
-	if cfg.RetryFor < 0 || cfg.Lease < 0 || cfg.Batch < 0 {
-		return nil, errors.New("webhooks: Config.RetryFor, Lease and Batch must not be negative")
+	if cfg.RetryFor < 0 || cfg.Lease < 0 || cfg.Batch < 0 || cfg.Workers < 0 || cfg.Turn < 0 {
+		return nil, errors.New("webhooks: Config.RetryFor, Lease, Batch, Workers and Turn must not be negative")
 	}
-	d := &Deliverer{cfg: cfg, client: cfg.Client, now: cfg.Now, log: cfg.Logger}
+	d := &Deliverer{cfg: cfg, client: cfg.Client, now: cfg.Now, log: cfg.Logger, inFlight: map[endpointKey]bool{}}
 	if d.client == nil {
 		d.client = defaultClient(cfg.AllowPrivateTargets)
 	}
@@ -111,6 +137,12 @@ func NewDeliverer(cfg Config) (*Deliverer, error) {
 	}
 	if d.cfg.Batch == 0 {
 		d.cfg.Batch = DefaultBatch
+	}
+	if d.cfg.Workers == 0 {
+		d.cfg.Workers = DefaultWorkers
+	}
+	if d.cfg.Turn == 0 {
+		d.cfg.Turn = DefaultTurn
 	}
 	if d.cfg.Holder == "" {
 		var b [8]byte
@@ -142,90 +174,175 @@ func defaultClient(allowPrivateTargets bool) *http.Client {
 	}
 }
 
-// Run calls RunOnce every interval until ctx is done, and returns ctx's error. A failed pass
-// is logged and the next one runs as usual.
+// Run delivers until ctx is done, and returns ctx's error once its workers have stopped. It
+// asks Webhooks.Due for as many endpoints as it has idle workers every interval, and again as
+// soon as a worker ends a turn, and gives each endpoint to a worker of its own: a slow
+// endpoint holds up its worker and no other endpoint, and an event reaches its endpoints
+// within about interval (examples/idp runs it every second). A store that implements
+// store.WebhookWakeUps (memstore) is asked again as soon as an endpoint is woken. An endpoint is given to one
+// worker at a time, and its lease keeps other instances away meanwhile. A failed Due is logged
+// and asked again at the next interval.
 func (d *Deliverer) Run(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
 		return errors.New("webhooks: Run needs a positive interval")
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ended := make(chan error, d.cfg.Workers)
+	running := 0
+	wakeUps, _ := d.cfg.Webhooks.(store.WebhookWakeUps)
 	for {
-		if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			d.log.ErrorContext(ctx, "webhooks: a delivery pass failed", "err", err)
+		var woken <-chan struct{} // nil: the store has no wake-ups
+		if wakeUps != nil {
+			woken = wakeUps.WakeUps() // before Due, so that no wake-up after it is missed
+		}
+		if free := d.cfg.Workers - running; free > 0 && ctx.Err() == nil {
+			due, err := d.cfg.Webhooks.Due(ctx, d.now(), free)
+			if err != nil && ctx.Err() == nil {
+				d.log.ErrorContext(ctx, "webhooks: asking for the endpoints due failed", "err", err)
+			}
+			for _, e := range due {
+				if !d.take(e) {
+					continue
+				}
+				running++
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer d.let(e)
+					_, err := d.deliver(ctx, e)
+					ended <- err
+				}()
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-woken:
+		case err := <-ended:
+			running--
+			if err != nil && ctx.Err() == nil {
+				d.log.ErrorContext(ctx, "webhooks: a delivery turn failed", "err", err)
+				// Wait for the next interval rather than ask again at once.
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-t.C:
+				}
+			}
+		}
+		for drained := false; !drained; { // the other turns that ended meanwhile
+			select {
+			case err := <-ended:
+				running--
+				if err != nil && ctx.Err() == nil {
+					d.log.ErrorContext(ctx, "webhooks: a delivery turn failed", "err", err)
+				}
+			default:
+				drained = true
+			}
 		}
 	}
 }
 
-// RunOnce makes one pass over the endpoints of every tenant: for each that is not failing,
-// whose next attempt is due and whose lease it gets, it sends the events after the endpoint's
-// cursor, oldest first, until one fails, Batch were sent or there are no more, saving where
-// delivery stands after each. It returns how many events were delivered. An endpoint leased by
-// another deliverer is passed over.
+// RunOnce makes one pass: it asks Webhooks.Due for up to PassSize endpoints that are due (not
+// failing, whose next attempt is due, that another deliverer does not hold, with events after
+// their cursor) and gives each a turn, Workers at a time: under its lease, it sends the events
+// after the endpoint's cursor, oldest first, until one fails, Batch were sent, Turn has
+// passed or there are no more, saving where delivery stands after each. It returns once every
+// turn it began has ended, with how many events were delivered. An endpoint leased by another
+// deliverer, or in a turn of this one's Run, is passed over.
 func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
-	var tenants []store.Tenant
-	for after := ""; ; {
-		page, err := d.cfg.Tenants.List(ctx, after, store.MaxTenantPage)
-		if err != nil {
-			return 0, fmt.Errorf("webhooks: listing tenants: %w", err)
+	due, err := d.cfg.Webhooks.Due(ctx, d.now(), PassSize)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: asking for the endpoints due: %w", err)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		sent int
+		errs []error
+	)
+	workers := make(chan struct{}, d.cfg.Workers)
+	for _, e := range due {
+		select {
+		case workers <- struct{}{}:
+		case <-ctx.Done():
 		}
-		tenants = append(tenants, page...)
-		if len(page) < store.MaxTenantPage {
+		if ctx.Err() != nil {
 			break
 		}
-		after = page[len(page)-1].ID
-	}
-	sent := 0
-	var errs []error
-	for _, t := range tenants {
-		endpoints, err := d.cfg.Webhooks.List(ctx, t.ID)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("webhooks: listing the endpoints of %q: %w", t.ID, err))
+		if !d.take(e) {
+			<-workers
 			continue
 		}
-		for _, e := range endpoints {
-			if e.Delivery.Failing || d.now().Before(e.Delivery.NextAttempt) {
-				continue
-			}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-workers }()
+			defer d.let(e)
 			n, err := d.deliver(ctx, e)
+			mu.Lock()
+			defer mu.Unlock()
 			sent += n
 			if err != nil {
 				errs = append(errs, err)
 			}
-			if ctx.Err() != nil {
-				return sent, ctx.Err()
-			}
-		}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return sent, err
 	}
 	return sent, errors.Join(errs...)
 }
 
-// deliver sends e's due events under its lease.
+// take records that a worker has e, unless one has it already.
+func (d *Deliverer) take(e store.WebhookEndpoint) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := endpointKey{e.Tenant, e.ID}
+	if d.inFlight[k] {
+		return false
+	}
+	d.inFlight[k] = true
+	return true
+}
+
+// let records that the worker that had e has ended its turn.
+func (d *Deliverer) let(e store.WebhookEndpoint) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.inFlight, endpointKey{e.Tenant, e.ID})
+}
+
+// deliver gives e a turn under its lease: it sends e's events until one fails, Batch were
+// sent, Turn has passed or none is left, and saves where delivery stands after each (which
+// tells the store whether e is still due, and from when).
 func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, error) {
 	holder := d.cfg.Holder
-	if err := d.cfg.Webhooks.Lease(ctx, e.Tenant, e.ID, holder, d.now(), d.now().Add(d.cfg.Lease)); err != nil {
+	began := d.now()
+	if err := d.cfg.Webhooks.Lease(ctx, e.Tenant, e.ID, holder, began, began.Add(d.cfg.Lease)); err != nil {
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			return 0, nil // another deliverer has it, or it was just deleted
 		}
 		return 0, fmt.Errorf("webhooks: leasing %s: %w", e.ID, err)
 	}
-	// Let the endpoint go at the end of the pass (a lease that ends now), so that another
+	// Let the endpoint go at the end of the turn (a lease that ends now), so that another
 	// instance may take it at once; if the lease was lost meanwhile, this changes nothing.
 	defer func() {
 		now := d.now()
 		_ = d.cfg.Webhooks.Lease(context.WithoutCancel(ctx), e.Tenant, e.ID, holder, now, now)
 	}()
-	// The stored delivery may have moved since the List: read it under the lease.
+	// The stored delivery may have moved since Due: read it under the lease.
 	cur, err := d.cfg.Webhooks.Get(ctx, e.Tenant, e.ID)
 	if err != nil {
 		return 0, fmt.Errorf("webhooks: reading %s: %w", e.ID, err)
 	}
-	state := cur.Delivery
+	state, saved := cur.Delivery, cur.Delivery
 	if state.Failing || d.now().Before(state.NextAttempt) {
 		return 0, nil
 	}
@@ -239,8 +356,11 @@ func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, 
 			state = store.WebhookDelivery{Cursor: ev.Cursor}
 			continue
 		}
-		// The lease must outlast the request: renew it before each.
 		now := d.now()
+		if sent > 0 && now.Sub(began) >= d.cfg.Turn {
+			break // the turn is over: the others go first
+		}
+		// The lease must outlast the request: renew it before each.
 		if err := d.cfg.Webhooks.Lease(ctx, e.Tenant, e.ID, holder, now, now.Add(d.cfg.Lease)); err != nil {
 			return sent, d.lost(ctx, e.ID, err)
 		}
@@ -254,6 +374,7 @@ func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, 
 			if err := d.save(ctx, cur, state); err != nil {
 				return sent, err
 			}
+			saved = state
 			continue
 		}
 		state = d.failed(state, failure)
@@ -261,8 +382,11 @@ func (d *Deliverer) deliver(ctx context.Context, e store.WebhookEndpoint) (int, 
 			"type", ev.Type, "error", failure, "attempts", state.Attempts, "failing", state.Failing)
 		return sent, d.save(ctx, cur, state)
 	}
-	if state != cur.Delivery {
-		return sent, d.save(ctx, cur, state) // events passed over for the endpoint's types
+	if state != saved || len(page) == 0 {
+		// Events passed over for the endpoint's types; or none left after the cursor (Due
+		// saw events that Events.DeleteExpired has removed since): the save tells the store
+		// the endpoint is caught up.
+		return sent, d.save(ctx, cur, state)
 	}
 	return sent, nil
 }

@@ -39,5 +39,17 @@
 // followed. EndpointSpec.AllowPrivateTargets and Config.AllowPrivateTargets lift the check, for
 // development only.
 //
+// A Deliverer (NewDeliverer, then Run) posts each tenant's events to its endpoints, at least
+// once and in order per endpoint. It asks the store for the endpoints due across tenants
+// (store.Webhooks.Due, served by an index, so an idle pass costs the same at 100,000 tenants as
+// at 10) and sends to Config.Workers endpoints at once, each for a turn of at most Batch events
+// or Turn, so a slow or failing receiver holds up no other:
+//
+//	d, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks})
+//	if err != nil {
+//		return err
+//	}
+//	go d.Run(ctx, time.Second) // b is the store.Backend, ctx the service's
+//
 // The guide to events and webhooks, with a runnable receiver, is https://github.com/visid/visid/blob/main/docs/events-webhooks.md#webhooks.
 package webhooks

@@ -150,7 +150,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go sweep(ctx, b, time.Minute, *retention, log)
-	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Tenants: b.Tenants, Logger: log,
+	deliverer, err := webhooks.NewDeliverer(webhooks.Config{Events: b.Events, Webhooks: b.Webhooks, Logger: log,
 		AllowPrivateTargets: *hookPrivate})
 	if err != nil {
 		return err
@@ -177,7 +177,9 @@ const (
 // defaultEventRetention is how long the service keeps events (-event-retention).
 const defaultEventRetention = 30 * 24 * time.Hour
 
-// webhookInterval is how often the service looks for events to post to webhook endpoints.
+// webhookInterval is how often the service asks the store for the webhook endpoints that are
+// due (and again as each delivery turn ends): a new event reaches its endpoints within about
+// this long. Asking costs a look at an index, however many tenants the store holds.
 const webhookInterval = time.Second
 
 // sweep removes expired codes, interactions (including enrollment links) and pushed

@@ -132,7 +132,28 @@ func logName(name string) uint8 {
 // commit appends the events p collected to t's log; the caller holds t's write lock and has
 // made the change.
 func commit(p *changes.Pending, t *tenantData) {
-	t.log.add(t.pack, p.Events(time.Now))
+	t.record(p.Events(time.Now))
+}
+
+// record appends events to t's log and wakes t's webhook endpoints, which the events follow;
+// the caller holds t's write lock.
+func (t *tenantData) record(events []store.Event) {
+	if len(events) == 0 {
+		return
+	}
+	t.log.add(t.pack, events)
+	t.due.wake(t.webhooks, t.log.last)
+}
+
+// after reports whether l holds an event after the one numbered seq.
+func (l *eventLog) after(seq int64) bool { return l.lastKept() > seq }
+
+// lastKept returns the number of the last event l holds, 0 for none.
+func (l *eventLog) lastKept() int64 {
+	if n := l.len(); n > 0 {
+		return l.entry(n - 1).seq
+	}
+	return 0
 }
 
 // add appends events to the log, numbering them.
@@ -247,7 +268,7 @@ func (es *Events) Append(ctx context.Context, tenant string, events ...store.Eve
 		return err
 	}
 	return es.s.write(ctx, tenant, func(t *tenantData) error {
-		t.log.add(t.pack, list)
+		t.record(list)
 		return nil
 	})
 }

@@ -23,6 +23,7 @@ type Store struct {
 	pushed       pushedTable      // behind its own lock
 	accessTokens accessTokenTable // behind its own lock
 	signingKeys  signingKeyTable  // behind its own lock
+	due          dueIndex         // behind its own lock, taken after a tenant's
 	fields       *rowFields       // read-only after New
 	pack         *packTable       // read-only after New
 }
@@ -49,6 +50,7 @@ type tenantData struct {
 	clientByID   map[string]*clientRec
 	log          eventLog
 	pack         *packTable    // the Store's, read-only
+	due          *dueIndex     // the Store's
 	webhooks     []*webhookRec // in creation order
 }
 
@@ -151,7 +153,7 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 		return fmt.Errorf("tenant %q: %w", t.ID, store.ErrConflict)
 	}
 	// The tenant's indexes are made by their first write: an idle tenant holds no empty maps.
-	s.tenants[t.ID] = &tenantData{pack: s.pack, info: t}
+	s.tenants[t.ID] = &tenantData{pack: s.pack, due: &s.due, info: t}
 	s.tenantIDs.add(t.ID)
 	return nil
 }
@@ -262,6 +264,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	}
 	t.mu.Lock()
 	t.deleted = true
+	s.due.drop(t.webhooks...)
 	t.mu.Unlock()
 	return nil
 }

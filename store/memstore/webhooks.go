@@ -14,14 +14,20 @@ import (
 // webhookRec is a stored endpoint and its lease.
 type webhookRec struct {
 	e      store.WebhookEndpoint
+	cursor int64 // the event number of e.Delivery.Cursor
 	holder string
 	until  time.Time
+	t      *tenantData
+	due    dueEntry // under the dueIndex's lock
 }
 
 // Webhooks implements store.Webhooks. A tenant's endpoints live with the tenant.
 type Webhooks struct{ s *Store }
 
-var _ store.Webhooks = (*Webhooks)(nil)
+var (
+	_ store.Webhooks       = (*Webhooks)(nil)
+	_ store.WebhookWakeUps = (*Webhooks)(nil)
+)
 
 func copyEndpoint(e *store.WebhookEndpoint) store.WebhookEndpoint {
 	c := *e
@@ -37,16 +43,25 @@ func (ws *Webhooks) Create(ctx context.Context, e store.WebhookEndpoint) (*store
 	if e.ID == "" {
 		e.ID = store.NewID("webhook")
 	}
+	cursor, err := changes.ParseCursor(e.Delivery.Cursor)
+	if err != nil {
+		return nil, err
+	}
 	var out store.WebhookEndpoint
-	err := ws.s.write(ctx, e.Tenant, func(t *tenantData) error {
+	err = ws.s.write(ctx, e.Tenant, func(t *tenantData) error {
 		if slices.ContainsFunc(t.webhooks, func(r *webhookRec) bool { return r.e.ID == e.ID }) {
 			return fmt.Errorf("webhook endpoint %q: %w", e.ID, store.ErrConflict)
 		}
 		if e.Delivery.Cursor == "" && t.log.last > 0 {
 			e.Delivery.Cursor = changes.FormatCursor(t.log.last)
+			cursor = t.log.last
 		}
-		rec := &webhookRec{e: copyEndpoint(&e)}
+		rec := &webhookRec{e: copyEndpoint(&e), cursor: cursor, t: t}
 		t.webhooks = append(t.webhooks, rec)
+		t.due.added(rec, !e.Delivery.Failing && t.log.after(cursor))
+		if !e.Delivery.Failing && !e.Delivery.NextAttempt.IsZero() && t.log.after(cursor) {
+			t.due.set(rec, e.Delivery.NextAttempt)
+		}
 		out = copyEndpoint(&rec.e)
 		return nil
 	})
@@ -105,6 +120,7 @@ func (ws *Webhooks) Delete(ctx context.Context, tenant, id string) error {
 			return err
 		}
 		t.webhooks = slices.DeleteFunc(t.webhooks, func(x *webhookRec) bool { return x == r })
+		t.due.drop(r)
 		return nil
 	})
 }
@@ -120,12 +136,17 @@ func (ws *Webhooks) Lease(ctx context.Context, tenant, id, holder string, now, u
 			return fmt.Errorf("webhook endpoint %q is leased: %w", id, store.ErrConflict)
 		}
 		r.holder, r.until = holder, until
+		t.due.leased(r, until)
 		return nil
 	})
 }
 
 // SaveDelivery implements store.Webhooks.
 func (ws *Webhooks) SaveDelivery(ctx context.Context, tenant, id, holder string, now time.Time, d store.WebhookDelivery) error {
+	cursor, err := changes.ParseCursor(d.Cursor)
+	if err != nil {
+		return err
+	}
 	p := changes.New(ctx, tenant)
 	return ws.s.write(ctx, tenant, func(t *tenantData) error {
 		r, err := t.endpoint(id)
@@ -136,8 +157,16 @@ func (ws *Webhooks) SaveDelivery(ctx context.Context, tenant, id, holder string,
 			return fmt.Errorf("webhook endpoint %q: the lease of %q has ended: %w", id, holder, store.ErrConflict)
 		}
 		changes.Webhook(p, &r.e, d)
-		r.e.Delivery = d
-		commit(p, t)
+		r.e.Delivery, r.cursor = d, cursor
+		var at time.Time // idle
+		if !d.Failing && t.log.after(cursor) {
+			at = d.NextAttempt
+			if at.IsZero() {
+				at = now
+			}
+		}
+		t.due.set(r, at)
+		commit(p, t) // webhook.failing wakes the tenant's other endpoints
 		return nil
 	})
 }
@@ -150,6 +179,33 @@ func (ws *Webhooks) Resume(ctx context.Context, tenant, id string) error {
 			return err
 		}
 		r.e.Delivery = store.WebhookDelivery{Cursor: r.e.Delivery.Cursor}
+		t.due.set(r, time.Time{})
+		t.due.wake([]*webhookRec{r}, t.log.lastKept())
 		return nil
 	})
 }
+
+// Due implements store.Webhooks: it reads the Store's dueIndex, then copies each endpoint
+// under its tenant's lock.
+func (ws *Webhooks) Due(ctx context.Context, now time.Time, limit int) ([]store.WebhookEndpoint, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("due webhook endpoints: limit %d: %w", limit, store.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []store.WebhookEndpoint{}
+	for _, r := range ws.s.due.due(now, limit) {
+		t := r.t
+		t.mu.RLock()
+		if !t.deleted && slices.Contains(t.webhooks, r) {
+			out = append(out, copyEndpoint(&r.e))
+		}
+		t.mu.RUnlock()
+	}
+	return out, nil
+}
+
+// WakeUps implements store.WebhookWakeUps: the channel is closed when an endpoint is woken
+// (an event recorded after its cursor, Create or Resume with events after it).
+func (ws *Webhooks) WakeUps() <-chan struct{} { return ws.s.due.wakeUps() }

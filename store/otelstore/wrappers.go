@@ -594,6 +594,13 @@ func (s webhooks) Resume(ctx context.Context, tenant string, id string) error {
 	return err
 }
 
+func (s webhooks) Due(ctx context.Context, now time.Time, limit int) ([]store.WebhookEndpoint, error) {
+	ctx, call := s.o.start(ctx, "webhooks.due")
+	v, err := s.next.Due(ctx, now, limit)
+	call.end(err)
+	return v, err
+}
+
 // wrap wraps each store of b that is not nil.
 func (o *observer) wrap(b store.Backend) store.Backend {
 	if b.Tenants != nil {

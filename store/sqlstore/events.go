@@ -85,7 +85,8 @@ func (es *Events) DeleteExpired(ctx context.Context, before time.Time) (int, err
 // write, after its change. On PostgreSQL, taking the numbers from event_heads locks the
 // tenant's row there until the transaction ends, so the tenant's events are numbered in commit
 // order and a reader never sees an event while one before it is still uncommitted; on SQLite
-// the writers take turns, and a trigger keeps event_heads.
+// the writers take turns, and a trigger keeps event_heads. Either way the write sets the row's
+// woken_at when the tenant has webhook endpoints (Webhooks.Due).
 func (t *txn) recordEvents(ctx context.Context, tenant string, p *changes.Pending) error {
 	return t.insertEvents(ctx, tenant, p.Events(time.Now))
 }
@@ -105,12 +106,13 @@ func (t *txn) insertEvents(ctx context.Context, tenant string, events []store.Ev
 				return fmt.Errorf("recording events: %w", err)
 			}
 		}
-		return nil
+		return t.wakeWebhooks(ctx, tenant)
 	}
 	var last int64
 	err := t.queryRow(ctx, `INSERT INTO event_heads (tenant, last) VALUES (?, ?)
-		ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + excluded.last
-		RETURNING last`, tenant, len(events)).Scan(&last)
+		ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + excluded.last,
+			woken_at = CASE WHEN event_heads.hooks > 0 THEN coalesce(event_heads.woken_at, ?) END
+		RETURNING last`, tenant, len(events), time.Now().UnixNano()).Scan(&last)
 	if err != nil {
 		return fmt.Errorf("numbering events: %w", err)
 	}

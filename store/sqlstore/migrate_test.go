@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -307,5 +308,69 @@ func TestMigrateExtensionSchemasRows(t *testing.T) {
 			require.NoError(t, err)
 		}
 		assert.Equal(t, before, read())
+	})
+}
+
+// Migration 14 marks the endpoints written before it that have events to deliver as due, and
+// counts every tenant's endpoints, so that a new event wakes them.
+func TestMigrateMarksDueWebhooks(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := open(t, dsn)
+		require.NoError(t, s.Migrate(ctx))
+		appendOne := func(tenant string) {
+			require.NoError(t, s.Events().Append(ctx, tenant, store.Event{Type: store.EventSecondFactorSucceeded,
+				Actor: "client_a", SubjectKind: store.SubjectUser, SubjectID: "user_a"}))
+		}
+		hooks := map[string]string{}
+		for _, tenant := range []string{"caughtup", "behind", "failing", "waiting", "quiet"} {
+			require.NoError(t, s.Tenants().Create(ctx, store.Tenant{ID: tenant}))
+			if tenant != "quiet" {
+				appendOne(tenant)
+			}
+			d := store.WebhookDelivery{}
+			switch tenant {
+			case "failing":
+				d.Failing = true
+			case "waiting":
+				d.NextAttempt = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			}
+			e, err := s.Webhooks().Create(ctx, store.WebhookEndpoint{Tenant: tenant, URL: "https://hooks.example.com/" + tenant,
+				Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", Delivery: d})
+			require.NoError(t, err)
+			hooks[tenant] = e.ID
+			if tenant != "caughtup" && tenant != "quiet" {
+				appendOne(tenant) // after the endpoint's cursor
+			}
+		}
+		// Back to the schema before migration 14, the endpoints kept.
+		for _, q := range []string{
+			`DROP INDEX webhooks_due`,
+			`DROP INDEX event_heads_woken`,
+			`ALTER TABLE webhooks DROP COLUMN due_at`,
+			`ALTER TABLE event_heads DROP COLUMN hooks`,
+			`ALTER TABLE event_heads DROP COLUMN woken_at`,
+			`DELETE FROM event_heads WHERE last = 0`,
+			`DELETE FROM schema_migrations WHERE version = 14`,
+		} {
+			_, err := s.DB().ExecContext(ctx, q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, s.Migrate(ctx))
+		due := func(now time.Time) []string {
+			list, err := s.Webhooks().Due(ctx, now, 10)
+			require.NoError(t, err)
+			var ids []string
+			for _, e := range list {
+				ids = append(ids, e.Tenant)
+			}
+			return ids
+		}
+		assert.Equal(t, []string{"behind"}, due(time.Now()))
+		assert.Equal(t, []string{"behind", "waiting"}, due(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)))
+		appendOne("caughtup")
+		appendOne("quiet")
+		assert.ElementsMatch(t, []string{"behind", "caughtup", "quiet"}, due(time.Now()), "new events wake the endpoints")
 	})
 }

@@ -79,6 +79,10 @@ type Store struct {
 	kek  []byte
 	own  bool          // Open opened db: Close closes it
 	wsem chan struct{} // SQLite: serializes this Store's write transactions
+
+	// savedChecked, when set (by tests only), is called by Webhooks.SaveDelivery between its
+	// look for events after the cursor and its write.
+	savedChecked func()
 }
 
 // New returns a Store over cfg.DB. It opens no connection.

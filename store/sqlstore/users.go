@@ -110,13 +110,14 @@ func (t *txn) createPostgres(ctx context.Context, tenant string, u *store.User, 
 		n := func(i int) string { return strconv.Itoa(base + i) }
 		recorded = `, h AS (
 			INSERT INTO event_heads (tenant, last) SELECT u.tenant, 1 FROM u
-			ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + 1
+			ON CONFLICT (tenant) DO UPDATE SET last = event_heads.last + 1,
+				woken_at = CASE WHEN event_heads.hooks > 0 THEN coalesce(event_heads.woken_at, $` + n(6) + `::bigint) END
 			RETURNING last
 		), e AS (
 			INSERT INTO events (tenant, seq, type, at, actor, subject_kind, subject_id, data)
 			SELECT $1::text, h.last, $` + n(1) + `::text, $` + n(2) + `::bigint, $` + n(3) + `::text, $` + n(4) + `::text, $2::text, $` + n(5) + `::text FROM h
 		)`
-		args = append(args, string(e.Type), e.Time.UnixNano(), e.Actor, e.SubjectKind, string(e.Data))
+		args = append(args, string(e.Type), e.Time.UnixNano(), e.Actor, e.SubjectKind, string(e.Data), time.Now().UnixNano())
 	} else if len(events) > 1 {
 		return fmt.Errorf("sqlstore: a user's creation records one event, not %d", len(events))
 	}

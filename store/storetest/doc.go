@@ -33,8 +33,9 @@
 //     expected results; its read-only cases share one backend, filled once;
 //   - Concurrency: every "concurrent" sentence, run with many goroutines released at once (for
 //     example exactly one of 20, and of 200, concurrent Codes.Consume of one code wins);
-//   - Events, Webhooks: the event log written with each change, and webhook endpoints, leases
-//     and delivery state;
+//   - Events, Webhooks, WebhooksDue: the event log written with each change, webhook endpoints,
+//     leases and delivery state, and Webhooks.Due, which finds the endpoints due across tenants
+//     (races of deliveries against new events included);
 //   - Text: values that are not text (NUL, invalid UTF-8) are stored or refused as the contracts
 //     say, on every store;
 //   - Extensions: host-defined schema extensions and their uniqueness.

@@ -100,6 +100,7 @@ func suites() []suite {
 		{Suite{"Concurrency", []string{"Tenants", "Users", "Groups"}}, concurrencyTests()},
 		{Suite{"Events", []string{"Events", "Tenants", "Users", "Groups"}}, eventTests()},
 		{Suite{"Webhooks", []string{"Webhooks", "Tenants", "Events"}}, webhookTests()},
+		{Suite{"WebhooksDue", []string{"Webhooks", "Tenants", "Events", "Users"}}, webhookDueTests()},
 		{Suite{"Text", []string{"Users", "Tenants", "Groups"}}, textTests()},
 		{Suite{"Extensions", []string{"Users", "Tenants", "Groups"}}, extensionTests()},
 	}
