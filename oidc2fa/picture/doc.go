@@ -25,7 +25,7 @@
 // never stored in the clear and never logged.
 //
 // Failures are counted in the store (store.PictureCredentials) per user and per source network,
-// the /24 or /56 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, before the
+// the /24 or /48 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, before the
 // points are checked, so the counts are shared by every instance and cannot be raced past. A
 // lock shuts out one network and backs off: the MaxFailures-th failure in a row from a network
 // locks the factor for that network for Config.LockBase (default 1 minute) from that failure,

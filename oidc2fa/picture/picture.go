@@ -42,10 +42,11 @@ const (
 	DefaultUserLockBase = time.Hour
 	DefaultUserLockMax  = 24 * time.Hour
 	// DefaultIPv4PrefixLen and DefaultIPv6PrefixLen are the sizes of a source network when
-	// Config.IPv4PrefixLen and IPv6PrefixLen are 0: a /24 (one site or subscriber's block) and a
-	// /56 (what a provider usually gives one subscriber).
+	// Config.IPv4PrefixLen and IPv6PrefixLen are 0: what one party gets cheaply, an IPv4 /24 and
+	// an IPv6 /48 (a free tunnel allocation or a hosting plan, 256 of the /56s a provider gives
+	// a subscriber), so that one allocation counts as one network towards the user-wide lock.
 	DefaultIPv4PrefixLen = 24
-	DefaultIPv6PrefixLen = 56
+	DefaultIPv6PrefixLen = 48
 )
 
 // Config configures the picture login. Credentials and Peppers are required; every other field
@@ -99,8 +100,11 @@ type Config struct {
 	UserLockBase     time.Duration
 	UserLockMax      time.Duration
 	// IPv4PrefixLen and IPv6PrefixLen are the sizes of a source network: the client address
-	// (oidc2fa.Login.ClientAddr) is counted as its /IPv4PrefixLen or /IPv6PrefixLen. 32 and
-	// 128 count every address alone. 0: DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
+	// (oidc2fa.Login.ClientAddr) is counted as its /IPv4PrefixLen or /IPv6PrefixLen, for the
+	// network's own lock and towards the user-wide lock alike. 32 and 128 count every address
+	// alone. A network smaller than what one party gets cheaply (longer than /24 or /48) lets one
+	// party's failures count as many networks and lock the user everywhere. 0:
+	// DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
 	IPv4PrefixLen int
 	IPv6PrefixLen int
 
