@@ -246,7 +246,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 // written with older parameters, and tells the provider.
 func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, network string, points []Point) {
 	ctx := r.Context()
-	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, network); err != nil {
+	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, network, a.now(), a.famKeep); err != nil {
 		a.internal(w, r, err)
 		return
 	}

@@ -47,6 +47,11 @@ const (
 	// a subscriber), so that one allocation counts as one network towards the user-wide lock.
 	DefaultIPv4PrefixLen = 24
 	DefaultIPv6PrefixLen = 48
+	// DefaultFamiliarFor is how long a network from which the user passed stays familiar when
+	// Config.FamiliarFor is 0, and DefaultFamiliarNetworks how many of them are kept, the most
+	// recently passed, when Config.FamiliarNetworks is 0.
+	DefaultFamiliarFor      = 30 * 24 * time.Hour
+	DefaultFamiliarNetworks = 8
 )
 
 // Config configures the picture login. Credentials and Peppers are required; every other field
@@ -107,6 +112,15 @@ type Config struct {
 	// DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
 	IPv4PrefixLen int
 	IPv6PrefixLen int
+	// FamiliarFor and FamiliarNetworks make the user's familiar networks: the FamiliarNetworks
+	// networks the user most recently passed the factor from, each for FamiliarFor after its
+	// latest success there. The user-wide lock does not shut out a familiar network, which only
+	// its own failures lock, so a guess spread over many networks does not lock the user out at
+	// home; a familiar network's failures still count towards the user-wide lock, and a success
+	// there ends it, as any success does. 0: DefaultFamiliarFor (30 days),
+	// DefaultFamiliarNetworks (8).
+	FamiliarFor      time.Duration
+	FamiliarNetworks int
 
 	// Languages adds languages to the pages or changes texts of a built-in one (see
 	// oidc2fa.Catalog and BuiltinCatalogs); a catalog may also give the titles of the images
@@ -149,6 +163,8 @@ type Authenticator struct {
 	userMax     time.Duration
 	v4Bits      int
 	v6Bits      int
+	famFor      time.Duration
+	famKeep     int
 	log         *slog.Logger
 	now         func() time.Time
 	tel         *telemetry
@@ -187,6 +203,8 @@ func New(cfg Config) (*Authenticator, error) {
 		userMax:     or(cfg.UserLockMax, DefaultUserLockMax),
 		v4Bits:      orInt(cfg.IPv4PrefixLen, DefaultIPv4PrefixLen),
 		v6Bits:      orInt(cfg.IPv6PrefixLen, DefaultIPv6PrefixLen),
+		famFor:      or(cfg.FamiliarFor, DefaultFamiliarFor),
+		famKeep:     orInt(cfg.FamiliarNetworks, DefaultFamiliarNetworks),
 		log:         cfg.Logger,
 		now:         cfg.Now,
 	}
@@ -203,6 +221,8 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, errors.New("picture: Config.UserLockNetworks must not be negative")
 	case a.v4Bits < 1 || a.v4Bits > 32 || a.v6Bits < 1 || a.v6Bits > 128:
 		return nil, errors.New("picture: Config.IPv4PrefixLen must be between 1 and 32, IPv6PrefixLen between 1 and 128")
+	case cfg.FamiliarFor < 0 || cfg.FamiliarNetworks < 0:
+		return nil, errors.New("picture: Config.FamiliarFor and FamiliarNetworks must not be negative")
 	case cfg.MaxConcurrentHashes < 0:
 		return nil, errors.New("picture: Config.MaxConcurrentHashes must not be negative")
 	}
