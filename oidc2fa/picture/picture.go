@@ -346,7 +346,8 @@ func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error
 // Lock is a lock of a user's factor in force.
 type Lock struct {
 	// Network is the source network the lock shuts out, such as "192.0.2.0/24"; "" for the
-	// user-wide lock, which shuts out every network.
+	// user-wide lock, which shuts out every network but the user's familiar ones (see
+	// FamiliarNetworks).
 	Network string
 	// Failures counts the failures in a row from Network, or for the user-wide lock from every
 	// network since the user's last success; Networks is, for the user-wide lock, how many
@@ -380,6 +381,35 @@ func (a *Authenticator) Locks(ctx context.Context, tenant, userID string) ([]Loc
 		}
 	}
 	return out, nil
+}
+
+// FamiliarNetworks returns the user's familiar networks now, the most recently passed first:
+// those of the Config.FamiliarNetworks networks the user most recently passed from where the
+// latest success is less than Config.FamiliarFor old. The user-wide lock does not shut them out.
+// store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) FamiliarNetworks(ctx context.Context, tenant, userID string) ([]store.FamiliarNetwork, error) {
+	fams, err := a.creds.FamiliarNetworks(ctx, tenant, userID)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	out := fams[:0]
+	for i, f := range fams {
+		if i < a.famKeep && now.Sub(f.Passed) < a.famFor {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// familiar reports whether network is one of fams, a user's familiar networks, as of now.
+func (a *Authenticator) familiar(fams []store.FamiliarNetwork, network string, now time.Time) bool {
+	for i, f := range fams {
+		if i < a.famKeep && f.Network == network && now.Sub(f.Passed) < a.famFor {
+			return true
+		}
+	}
+	return false
 }
 
 // Locked reports whether a lock of a user's factor is in force now, for any network.

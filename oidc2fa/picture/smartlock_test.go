@@ -183,3 +183,15 @@ func TestOneIPv6AllocationIsOneNetwork(t *testing.T) {
 	assert.NotEmpty(t, e.signInFrom("2001:db8:aa:100::5", "ann", right).Get("code"), "ann signs in from her own network")
 	assert.Nil(t, e.signInFrom("2001:db8:77:ff00::1", "ann", right), "another /56 of the locked /48 is locked")
 }
+
+func TestFamiliarConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]func(*picture.Config){
+		"negative familiar time":     func(c *picture.Config) { c.FamiliarFor = -time.Hour },
+		"negative familiar networks": func(c *picture.Config) { c.FamiliarNetworks = -1 },
+	} {
+		c := picture.Config{Credentials: newEnv(t).b.Pictures, Peppers: []picture.Pepper{testPepper}}
+		cfg(&c)
+		_, err := picture.New(c)
+		assert.Error(t, err, name)
+	}
+}
