@@ -96,14 +96,16 @@ type PictureCredentials interface {
 	// with a count above 0, ordered by network. ErrNotFound if there is no credential.
 	ListNetworkFailures(ctx context.Context, tenant, userID string) ([]NetworkFailures, error)
 
-	// Succeeded records a success from network at at: the network's count goes (its failures
-	// are forgotten), and the credential's Failures and Networks are set to 0 and LastFailure to
-	// zero. Other networks keep their counts, but count towards Networks again only from their
-	// next failure. network becomes the user's most recently passed familiar network, passed at
-	// at (see FamiliarNetworks), and of the familiar networks only the keep most recently passed
-	// stay (keep below 1 keeps only network). ErrInvalid if network is empty; ErrNotFound if
+	// Succeeded records s, a success of the user from s.Network at s.At: the network's count
+	// goes (its failures are forgotten), and unless s.KeepUserCount the credential's Failures
+	// and Networks are set to 0 and LastFailure to zero. Other networks keep their counts, but
+	// after a reset count towards Networks again only from their next failure; under
+	// s.KeepUserCount nothing counts again, s.Network included. s.Network
+	// becomes the user's most recently passed familiar network, passed at s.At (see
+	// FamiliarNetworks), and of the familiar networks only the s.KeepFamiliar most recently
+	// passed stay (below 1: only s.Network). ErrInvalid if s.Network is empty; ErrNotFound if
 	// there is no credential.
-	Succeeded(ctx context.Context, tenant, userID, network string, at time.Time, keep int) error
+	Succeeded(ctx context.Context, tenant, userID string, s PictureSuccess) error
 
 	// FamiliarNetworks returns the networks the user passed from, as Succeeded recorded and kept
 	// them, each with the time of its latest success, the most recently passed first (equal
@@ -142,4 +144,17 @@ type FamiliarNetwork struct {
 	Network string
 	// Passed is when the user last passed from the network.
 	Passed time.Time
+}
+
+// PictureSuccess is a passed attempt at a user's picture password, as
+// PictureCredentials.Succeeded records it.
+type PictureSuccess struct {
+	// Network is the source network the user passed from, and At when.
+	Network string
+	At      time.Time
+	// KeepFamiliar is how many familiar networks the user keeps, the most recently passed.
+	KeepFamiliar int
+	// KeepUserCount leaves the credential's Failures, Networks and LastFailure as they are: the
+	// authenticator's user-wide lock outlives a success from a familiar network.
+	KeepUserCount bool
 }

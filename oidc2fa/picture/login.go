@@ -177,8 +177,8 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	// The user-wide lock does not shut out a network the user recently passed from: only its
 	// own failures lock it.
 	familiar := a.familiar(fams, network, now)
-	lockedAtRead := ch.cred != nil &&
-		(!a.netLockedUntil(nf, now).IsZero() || !familiar && !a.userLockedUntil(ch.cred, now).IsZero())
+	userLockedAtRead := ch.cred != nil && !a.userLockedUntil(ch.cred, now).IsZero()
+	lockedAtRead := (ch.cred != nil && !a.netLockedUntil(nf, now).IsZero()) || (!familiar && userLockedAtRead)
 	// The failure is counted before the points are checked, so concurrent attempts cannot
 	// run past a limit; a success resets the counts.
 	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, network, now)
@@ -204,7 +204,9 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 		if ok {
-			a.succeed(w, r, l, ch, network, points)
+			a.succeed(w, r, l, ch, store.PictureSuccess{Network: network, At: now, KeepFamiliar: a.famKeep,
+				// A success from a familiar network leaves the user-wide lock to the others.
+				KeepUserCount: userLockedAtRead}, points)
 			return
 		}
 		reason = "wrong picture"
@@ -251,12 +253,13 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
 }
 
-// succeed resets the failure counts of the network and of the user, makes the network the
-// user's most recently passed familiar one, rehashes a credential written with older
-// parameters, and tells the provider.
-func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, network string, points []Point) {
+// succeed records s: it resets the failure counts of the network and, unless
+// s.KeepUserCount, of the user, and makes the network the user's most recently passed
+// familiar one. Then it rehashes a credential written with older parameters and tells the
+// provider.
+func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, s store.PictureSuccess, points []Point) {
 	ctx := r.Context()
-	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, network, a.now(), a.famKeep); err != nil {
+	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, s); err != nil {
 		a.internal(w, r, err)
 		return
 	}

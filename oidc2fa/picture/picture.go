@@ -116,9 +116,9 @@ type Config struct {
 	// networks the user most recently passed the factor from, each for FamiliarFor after its
 	// latest success there. The user-wide lock does not shut out a familiar network, which only
 	// its own failures lock, so a guess spread over many networks does not lock the user out at
-	// home; a familiar network's failures still count towards the user-wide lock, and a success
-	// there ends it, as any success does. 0: DefaultFamiliarFor (30 days),
-	// DefaultFamiliarNetworks (8).
+	// home. A familiar network's failures still count towards the user-wide lock, and a success
+	// there while it holds does not end it: it keeps shutting out the others. 0:
+	// DefaultFamiliarFor (30 days), DefaultFamiliarNetworks (8).
 	FamiliarFor      time.Duration
 	FamiliarNetworks int
 

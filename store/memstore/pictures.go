@@ -157,6 +157,9 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 			return err
 		}
 		for network, f := range t.userByID[userID].nets {
+			if f.failures == 0 {
+				continue
+			}
 			out = append(out, store.NetworkFailures{Network: network, Failures: f.failures, LastFailure: f.last})
 		}
 		return nil
@@ -166,8 +169,8 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 }
 
 // Succeeded implements store.PictureCredentials.
-func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string, at time.Time, keep int) error {
-	if network == "" {
+func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID string, s store.PictureSuccess) error {
+	if s.Network == "" {
 		return fmt.Errorf("picture success without network: %w", store.ErrInvalid)
 	}
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
@@ -176,13 +179,19 @@ func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network strin
 			return err
 		}
 		rec := t.userByID[userID]
-		delete(rec.nets, network)
-		rec.epoch++
-		p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
-		fam := slices.DeleteFunc(rec.familiar, func(f store.FamiliarNetwork) bool { return f.Network == network })
-		fam = append(fam, store.FamiliarNetwork{Network: network, Passed: at})
+		if f := rec.nets[s.Network]; f != nil && s.KeepUserCount {
+			f.failures, f.last = 0, time.Time{} // its epoch stays: it has been counted
+		} else {
+			delete(rec.nets, s.Network)
+		}
+		if !s.KeepUserCount {
+			rec.epoch++
+			p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
+		}
+		fam := slices.DeleteFunc(rec.familiar, func(f store.FamiliarNetwork) bool { return f.Network == s.Network })
+		fam = append(fam, store.FamiliarNetwork{Network: s.Network, Passed: s.At})
 		slices.SortStableFunc(fam, compareFamiliar)
-		rec.familiar = fam[:min(len(fam), max(keep, 1))]
+		rec.familiar = fam[:min(len(fam), max(s.KeepFamiliar, 1))]
 		return nil
 	})
 }

@@ -450,9 +450,9 @@ func (s pictureCredentials) ListNetworkFailures(ctx context.Context, tenant stri
 	return v, err
 }
 
-func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, network string, at time.Time, keep int) error {
+func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, ps store.PictureSuccess) error {
 	ctx, call := s.o.start(ctx, "pictures.succeeded")
-	err := s.next.Succeeded(ctx, tenant, userID, network, at, keep)
+	err := s.next.Succeeded(ctx, tenant, userID, ps)
 	call.end(err)
 	return err
 }

@@ -566,7 +566,8 @@ func testConcurrentSucceeded(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	const n, keep = 20, 4
 	errs := parallel(n, func(i int) error {
-		return b.Pictures.Succeeded(ctx(), acme, u.ID, fmt.Sprintf("10.%d.0.0/24", i), failedAt.Add(time.Duration(i)*time.Second), keep)
+		return b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{
+			Network: fmt.Sprintf("10.%d.0.0/24", i), At: failedAt.Add(time.Duration(i) * time.Second), KeepFamiliar: keep})
 	})
 	for _, err := range errs {
 		require.NoError(t, err)

@@ -40,6 +40,7 @@ func pictureTests() []test {
 		{"SucceededRecordsAFamiliarNetwork", testPictureSucceededFamiliar},
 		{"SucceededKeepsTheMostRecentlyPassed", testPictureFamiliarKeep},
 		{"SucceededWithoutNetwork", testPictureSucceededWithoutNetwork},
+		{"SucceededKeepUserCount", testPictureSucceededKeepUserCount},
 		{"FamiliarNetworksNotFound", testPictureFamiliarNotFound},
 		{"PutForgetsFamiliarNetworks", testPicturePutForgetsFamiliar},
 		{"ResetAndRehashKeepFamiliarNetworks", testPictureResetKeepsFamiliar},
@@ -457,7 +458,7 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	mustAddFailures(t, b, u.ID, netA, 5, failedAt)
 	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netB, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: failedAt, KeepFamiliar: 8}))
 	p := mustGetPicture(t, b, acme, u.ID)
 	assert.Zero(t, p.Failures)
 	assert.Zero(t, p.Networks)
@@ -469,7 +470,7 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 		"the other network counts towards Networks again from its next failure")
 	assert.Equal(t, store.FailureCounts{Network: 1, User: 2, Networks: 2}, mustAddFailures(t, b, u.ID, netB, 1, later))
 	assert.Equal(t, store.FailureCounts{Network: 7, User: 3, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later))
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netC, later, 8), "a success from a network without failures")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netC, At: later, KeepFamiliar: 8}), "a success from a network without failures")
 	assert.Len(t, mustNetworkFailures(t, b, acme, u.ID), 2)
 	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Networks)
 }
@@ -477,8 +478,8 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 func testPictureSucceededNotFound(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	u := mustUser(t, b, acme, "alice")
-	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, failedAt, 8), store.ErrNotFound)
-	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), "nowhere", u.ID, netA, failedAt, 8), store.ErrNotFound)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}), store.ErrNotFound)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), "nowhere", u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}), store.ErrNotFound)
 }
 
 func testPictureDeleteForgetsNetworks(t *testing.T, b store.Backend) {
@@ -505,15 +506,15 @@ func testPictureSucceededFamiliar(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "none before the first success")
 	t1, t2, t3 := failedAt, failedAt.Add(time.Hour), failedAt.Add(2*time.Hour)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netB, t1, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: t1, KeepFamiliar: 8}))
 	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t1}}, mustFamiliar(t, b, acme, u.ID))
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, t2, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: t2, KeepFamiliar: 8}))
 	assert.Equal(t, []store.FamiliarNetwork{{Network: netA, Passed: t2}, {Network: netB, Passed: t1}},
 		mustFamiliar(t, b, acme, u.ID), "the most recently passed first")
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netB, t3, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: t3, KeepFamiliar: 8}))
 	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t3}, {Network: netA, Passed: t2}},
 		mustFamiliar(t, b, acme, u.ID), "a network is kept once, with its latest success")
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netC, t3, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netC, At: t3, KeepFamiliar: 8}))
 	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t3}, {Network: netC, Passed: t3}, {Network: netA, Passed: t2}},
 		mustFamiliar(t, b, acme, u.ID), "equal times ordered by network")
 }
@@ -522,7 +523,8 @@ func testPictureFamiliarKeep(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	network := func(i int) string { return fmt.Sprintf("10.%d.0.0/24", i) }
 	for i := range 5 {
-		require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, network(i), failedAt.Add(time.Duration(i)*time.Minute), 3))
+		at := failedAt.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(i), At: at, KeepFamiliar: 3}))
 	}
 	want := []store.FamiliarNetwork{
 		{Network: network(4), Passed: failedAt.Add(4 * time.Minute)},
@@ -530,9 +532,9 @@ func testPictureFamiliarKeep(t *testing.T, b store.Backend) {
 		{Network: network(2), Passed: failedAt.Add(2 * time.Minute)},
 	}
 	assert.Equal(t, want, mustFamiliar(t, b, acme, u.ID), "the three most recently passed")
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, network(9), failedAt, 3), "a success older than the kept ones")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(9), At: failedAt, KeepFamiliar: 3}), "a success older than the kept ones")
 	assert.Equal(t, want, mustFamiliar(t, b, acme, u.ID), "is not among the most recently passed")
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, network(2), failedAt.Add(time.Hour), 0))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(2), At: failedAt.Add(time.Hour), KeepFamiliar: 0}))
 	assert.Equal(t, []store.FamiliarNetwork{{Network: network(2), Passed: failedAt.Add(time.Hour)}},
 		mustFamiliar(t, b, acme, u.ID), "keep below 1 keeps only the network")
 }
@@ -540,7 +542,7 @@ func testPictureFamiliarKeep(t *testing.T, b store.Backend) {
 func testPictureSucceededWithoutNetwork(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	mustAddFailures(t, b, u.ID, netA, 2, failedAt)
-	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, "", failedAt, 8), store.ErrInvalid)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: "", At: failedAt, KeepFamiliar: 8}), store.ErrInvalid)
 	assert.Equal(t, 2, mustGetPicture(t, b, acme, u.ID).Failures, "nothing reset")
 	assert.Empty(t, mustFamiliar(t, b, acme, u.ID))
 }
@@ -556,10 +558,10 @@ func testPictureFamiliarNotFound(t *testing.T, b store.Backend) {
 
 func testPicturePutForgetsFamiliar(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
 	mustPicture(t, b, newPicture(acme, u.ID, "b"))
 	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "enrolling again starts afresh")
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
 	require.NoError(t, b.Pictures.Delete(ctx(), acme, u.ID))
 	require.NoError(t, b.Pictures.Create(ctx(), newPicture(acme, u.ID, "c")))
 	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "a credential created after a delete has none")
@@ -567,7 +569,7 @@ func testPicturePutForgetsFamiliar(t *testing.T, b store.Backend) {
 
 func testPictureResetKeepsFamiliar(t *testing.T, b store.Backend) {
 	p, u := enrolled(t, b)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
 	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
 	require.NoError(t, b.Pictures.ResetFailures(ctx(), acme, u.ID))
 	fresh := newPicture(acme, u.ID, "z")
@@ -577,7 +579,7 @@ func testPictureResetKeepsFamiliar(t *testing.T, b store.Backend) {
 
 func testPictureFamiliarGoes(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
 	require.NoError(t, b.Users.Delete(ctx(), acme, u.ID))
 	_, err := b.Pictures.FamiliarNetworks(ctx(), acme, u.ID)
 	require.ErrorIs(t, err, store.ErrNotFound, "with the user")
@@ -585,8 +587,31 @@ func testPictureFamiliarGoes(t *testing.T, b store.Backend) {
 	mustTenant(t, b, "globex")
 	v := mustUser(t, b, "globex", "victor")
 	mustPicture(t, b, newPicture("globex", v.ID, "v"))
-	require.NoError(t, b.Pictures.Succeeded(ctx(), "globex", v.ID, netA, failedAt, 8))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), "globex", v.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
 	require.NoError(t, b.Tenants.Delete(ctx(), "globex"))
 	_, err = b.Pictures.FamiliarNetworks(ctx(), "globex", v.ID)
 	require.ErrorIs(t, err, store.ErrNotFound, "with the tenant")
+}
+
+func testPictureSucceededKeepUserCount(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustAddFailures(t, b, u.ID, netA, 3, failedAt)
+	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
+	later := failedAt.Add(time.Hour)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID,
+		store.PictureSuccess{Network: netB, At: later, KeepFamiliar: 8, KeepUserCount: true}))
+	p := mustGetPicture(t, b, acme, u.ID)
+	assert.Equal(t, 5, p.Failures, "the user's count stays")
+	assert.Equal(t, 2, p.Networks)
+	assert.True(t, p.LastFailure.Equal(failedAt))
+	assert.Equal(t, []store.NetworkFailures{{Network: netA, Failures: 3, LastFailure: failedAt.UTC()}},
+		mustNetworkFailures(t, b, acme, u.ID), "the network's count goes")
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: later}}, mustFamiliar(t, b, acme, u.ID))
+	assert.Equal(t, store.FailureCounts{Network: 4, User: 6, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later),
+		"another network is still counted")
+	nf, err := b.Pictures.NetworkFailures(ctx(), acme, u.ID, netB)
+	require.NoError(t, err)
+	assert.Equal(t, store.NetworkFailures{Network: netB}, nf)
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 7, Networks: 2}, mustAddFailures(t, b, u.ID, netB, 1, later),
+		"the network does not count twice towards Networks")
 }
