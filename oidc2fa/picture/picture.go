@@ -19,8 +19,9 @@ import (
 
 // Defaults of the lock. Failures are counted per user and source network: MaxFailures in a
 // row from one network lock the user's factor for that network only, so that someone who knows
-// only a user's name locks out nobody but themselves. A user-wide lock, for every network,
-// needs failures from UserLockNetworks networks, a guess spread over many addresses.
+// only a user's name locks out nobody but themselves. A user-wide lock, for every network but
+// the user's familiar ones, needs failures from UserLockNetworks networks, a guess spread over
+// many addresses.
 const (
 	// DefaultMaxFailures is how many wrong attempts in a row from one network lock the factor
 	// for that network when Config.MaxFailures is 0.
@@ -95,12 +96,13 @@ type Config struct {
 	LockBase time.Duration
 	LockMax  time.Duration
 	// UserLockNetworks is from how many source networks failures must come, since the user's
-	// last success, to lock the factor for every network: the user-wide lock. It lasts
-	// UserLockBase from the user's latest failure, from any network (attempts during the lock
-	// count too), and each further network doubles it, up to UserLockMax; so while it holds,
-	// at most one guess is checked per UserLockBase, however many networks guess. A success, an
-	// Unlock or enrolling again ends it. 0: DefaultUserLockNetworks, DefaultUserLockBase,
-	// DefaultUserLockMax.
+	// last success, to lock the factor for every network but the user's familiar ones (see
+	// FamiliarFor): the user-wide lock. It lasts UserLockBase from the user's latest failure,
+	// from any network (attempts during the lock count too), and each further network doubles
+	// it, up to UserLockMax; so while it holds, at most one guess is checked per UserLockBase
+	// from the unfamiliar networks, however many guess. A success (but one from a familiar
+	// network while the lock holds), an Unlock or enrolling again ends it. 0:
+	// DefaultUserLockNetworks, DefaultUserLockBase, DefaultUserLockMax.
 	UserLockNetworks int
 	UserLockBase     time.Duration
 	UserLockMax      time.Duration
