@@ -63,7 +63,7 @@ var failedAt = day(6, 2, 8*time.Hour)
 const (
 	netA = "192.0.2.0/24"
 	netB = "198.51.100.0/24"
-	netC = "2001:db8:1200::/56"
+	netC = "2001:db8:12::/48"
 )
 
 // mustNetworkFailures returns ListNetworkFailures with times in UTC.
