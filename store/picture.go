@@ -60,8 +60,8 @@ type PictureCredentials interface {
 	Get(ctx context.Context, tenant, userID string) (*PictureCredential, error)
 
 	// Put stores c as the credential of c.UserID in c.Tenant, replacing the one the user had,
-	// with Failures and Networks set to 0 and LastFailure to zero, and no network's failures:
-	// enrolling again unlocks. ErrInvalid if c.UserID, c.Hash or c.Salt is empty; ErrNotFound
+	// with Failures and Networks set to 0 and LastFailure to zero, no network's failures and no
+	// familiar network: enrolling again unlocks, and starts afresh. ErrInvalid if c.UserID, c.Hash or c.Salt is empty; ErrNotFound
 	// if the tenant or the user does not exist.
 	Put(ctx context.Context, c PictureCredential) error
 
@@ -96,11 +96,23 @@ type PictureCredentials interface {
 	// with a count above 0, ordered by network. ErrNotFound if there is no credential.
 	ListNetworkFailures(ctx context.Context, tenant, userID string) ([]NetworkFailures, error)
 
-	// Succeeded records a success from network: the network's count goes (its failures are
-	// forgotten), and the credential's Failures and Networks are set to 0 and LastFailure to
-	// zero. Other networks keep their counts, but count towards Networks again only from their
-	// next failure. ErrNotFound if there is no credential.
-	Succeeded(ctx context.Context, tenant, userID, network string) error
+	// Succeeded records s, a success of the user from s.Network at s.At: the network's count
+	// goes (its failures are forgotten), and unless s.KeepUserCount the credential's Failures
+	// and Networks are set to 0 and LastFailure to zero. Other networks keep their counts, but
+	// after a reset count towards Networks again only from their next failure; under
+	// s.KeepUserCount nothing counts again, s.Network included. s.Network
+	// becomes the user's most recently passed familiar network, passed at s.At (see
+	// FamiliarNetworks), and of the familiar networks only the s.KeepFamiliar most recently
+	// passed stay (below 1: only s.Network). ErrInvalid if s.Network is empty; ErrNotFound if
+	// there is no credential.
+	Succeeded(ctx context.Context, tenant, userID string, s PictureSuccess) error
+
+	// FamiliarNetworks returns the networks the user passed from, as Succeeded recorded and kept
+	// them, each with the time of its latest success, the most recently passed first (equal
+	// times ordered by network); none until the first success. Put and Create start a
+	// credential with none; ResetFailures and Rehash keep them. ErrNotFound if there is no
+	// credential.
+	FamiliarNetworks(ctx context.Context, tenant, userID string) ([]FamiliarNetwork, error)
 
 	// ResetFailures forgets every failure of the user: the credential's Failures and Networks
 	// are set to 0 and LastFailure to zero, and every network's count goes. An unlock.
@@ -125,4 +137,24 @@ type FailureCounts struct {
 	Network  int
 	User     int
 	Networks int
+}
+
+// FamiliarNetwork is a source network from which a user passed the picture password.
+type FamiliarNetwork struct {
+	Network string
+	// Passed is when the user last passed from the network.
+	Passed time.Time
+}
+
+// PictureSuccess is a passed attempt at a user's picture password, as
+// PictureCredentials.Succeeded records it.
+type PictureSuccess struct {
+	// Network is the source network the user passed from, and At when.
+	Network string
+	At      time.Time
+	// KeepFamiliar is how many familiar networks the user keeps, the most recently passed.
+	KeepFamiliar int
+	// KeepUserCount leaves the credential's Failures, Networks and LastFailure as they are: the
+	// authenticator's user-wide lock outlives a success from a familiar network.
+	KeepUserCount bool
 }

@@ -175,8 +175,10 @@ const usage = `Usage:
                                                 enrollment_url=… and expires=…
   idp user show --tenant T --user U [-db DB]    show user U (userName, primary email or id):
                                                 active, picture password enrolled, failures,
-                                                locked until, and each lock in force (lock=all
-                                                for every network, lock=NETWORK for one)
+                                                locked until, each lock in force (lock=all
+                                                for every network, lock=NETWORK for one), and
+                                                each familiar network (familiar=NETWORK: the
+                                                user passed there lately, lock=all spares it)
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
                                                  password from every network, ending every
                                                  lock, so U may sign in again at once

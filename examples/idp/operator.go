@@ -256,9 +256,11 @@ func pictureAdmin(b store.Backend) (*picture.Authenticator, error) {
 // picture_enrolled=…, and for an enrolled user image=…, enrolled=…, failures=… and networks=…
 // (the failed attempts since the last success and how many source networks they came from),
 // locked_until=…|no (when the last lock in force ends), and one lock=… line per lock in force:
-// lock=all for the user-wide lock, which shuts out every network, then lock=NETWORK for each
-// locked network, each with its failures=… and until=…. The picture password's points are
-// never printed (they are not stored in the clear).
+// lock=all for the user-wide lock, which shuts out every network but the familiar ones, then
+// lock=NETWORK for each locked network, each with its failures=… and until=…; then one
+// familiar=NETWORK passed=… line per familiar network (where the user passed within 30 days,
+// the 8 most recent: the user-wide lock leaves them open), the most recently passed first. The
+// picture password's points are never printed (they are not stored in the clear).
 func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
 	u, err := findUser(ctx, b, tenant, name)
 	if err != nil {
@@ -297,6 +299,13 @@ func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout 
 		} else {
 			fmt.Fprintf(stdout, "lock=%s failures=%d until=%s\n", l.Network, l.Failures, formatTime(l.Until))
 		}
+	}
+	fams, err := auth.FamiliarNetworks(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the familiar networks of %q: %w", u.ID, err)
+	}
+	for _, f := range fams {
+		fmt.Fprintf(stdout, "familiar=%s passed=%s\n", f.Network, formatTime(f.Passed))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/examples/internal/cli"
+	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/store"
 )
 
@@ -140,6 +142,42 @@ func TestTenantAndAPIKeyList(t *testing.T) {
 			assert.Empty(t, stdout.String())
 		})
 	}
+}
+
+// TestUserShowFamiliarNetworks: an operator sees the networks where a user passed lately, the
+// most recent first, which the user-wide lock leaves open; one passed 40 days ago is not listed.
+func TestUserShowFamiliarNetworks(t *testing.T) {
+	db := newStore(t)
+	runCmd(t, "tenant", "create", "acme", "-db", db)
+	ctx := t.Context()
+	d, err := openDB(ctx, db)
+	require.NoError(t, err)
+	ann, err := d.Users.Create(ctx, "acme", store.User{UserName: "ann", Active: true})
+	require.NoError(t, err)
+	auth, err := pictureAdmin(d.Backend)
+	require.NoError(t, err)
+	require.NoError(t, auth.Enroll(ctx, "acme", ann.ID, demoImage, demoPoints))
+	now := time.Now()
+	for _, s := range []store.PictureSuccess{
+		{Network: "192.0.2.0/24", At: now.Add(-40 * 24 * time.Hour)},
+		{Network: "2001:db8:aa::/48", At: now.Add(-48 * time.Hour)},
+		{Network: "198.51.100.0/24", At: now.Add(-time.Hour)},
+	} {
+		s.KeepFamiliar = picture.DefaultFamiliarNetworks
+		require.NoError(t, d.Pictures.Succeeded(ctx, "acme", ann.ID, s))
+	}
+	for i := range picture.DefaultUserLockNetworks {
+		_, err := d.Pictures.AddFailure(ctx, "acme", ann.ID, fmt.Sprintf("2001:db8:%d::/48", i), now)
+		require.NoError(t, err)
+	}
+	d.close()
+
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
+	assert.Regexp(t, `\nfailures=5\nnetworks=5\nlocked_until=`+stamp+`\nlock=all networks=5 failures=5 until=`+stamp+
+		`\nfamiliar=198\.51\.100\.0/24 passed=`+regexp.QuoteMeta(formatTime(now.Add(-time.Hour)))+
+		`\nfamiliar=2001:db8:aa::/48 passed=`+regexp.QuoteMeta(formatTime(now.Add(-48*time.Hour)))+`\n$`, out.String())
 }
 
 // TestUserShowAndUnlock: an operator sees that a user's factor is locked, unlocks it, and the

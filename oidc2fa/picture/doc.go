@@ -25,21 +25,26 @@
 // never stored in the clear and never logged.
 //
 // Failures are counted in the store (store.PictureCredentials) per user and per source network,
-// the /24 or /56 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, before the
-// points are checked, so the counts are shared by every instance and cannot be raced past. A
+// the /24 or /48 (Config.IPv4PrefixLen, IPv6PrefixLen) of oidc2fa.Login.ClientAddr, what one
+// party gets cheaply, before the points are checked, so the counts are shared by every instance and cannot be raced past. A
 // lock shuts out one network and backs off: the MaxFailures-th failure in a row from a network
 // locks the factor for that network for Config.LockBase (default 1 minute) from that failure,
 // and each further failure from it (attempts during a lock count too) doubles it, up to
 // Config.LockMax (default 24 hours). So someone who knows only a user's name locks only their
 // own network, not the user. Failures from Config.UserLockNetworks networks (default 5) since
-// the user's last success lock the factor for every network, the user-wide lock, for
+// the user's last success lock the factor for every network but the familiar ones, the
+// user-wide lock, for
 // Config.UserLockBase (default 1 hour) from the user's latest failure, doubled by each further
 // network up to Config.UserLockMax (default 24 hours): a guess spread over many addresses gets
 // one checked attempt per lock. While a lock lasts the right points are refused like wrong ones;
 // when it has ended, of several attempts sent at once only the first counted is checked. A
-// success resets its network's count and the user-wide count; enrolling again or
-// Authenticator.Unlock (an administrator's) ends every lock, and Authenticator.Locks lists the
-// locks in force. Behind a load balancer, the provider must know its proxies
+// familiar network, as in Entra ID's smart lockout, is one of the Config.FamiliarNetworks
+// (default 8) networks the user most recently passed from, within Config.FamiliarFor (default
+// 30 days): the user-wide lock leaves it open, and only its own failures lock it. A success
+// resets its network's count and the user-wide count (a familiar network's success while the
+// user-wide lock holds leaves that lock to the others); enrolling again or
+// Authenticator.Unlock (an administrator's) ends every lock, Authenticator.Locks lists the
+// locks in force and Authenticator.FamiliarNetworks the familiar networks. Behind a load balancer, the provider must know its proxies
 // (oidc2fa.Config.TrustedProxies), or every user shares the balancer's network.
 //
 // Every sign-in gets MaxFailures attempts, whatever the user's stored count. A wrong picture, an

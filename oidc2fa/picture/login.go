@@ -155,7 +155,8 @@ func (a *Authenticator) decoyImage(l *oidc2fa.Login) *image {
 // calls, so a wrong picture, an unknown, inactive or unenrolled user and a locked one take the
 // same time and get the same answer; only the log tells them apart. Every sign-in gets
 // MaxFailures attempts, whatever the stored counts: an attempt on a factor locked for the
-// client's network, or for every network, is answered as a wrong picture and never checked.
+// client's network, or for every network (unless the client's is familiar), is answered as a
+// wrong picture and never checked.
 func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, st loginState) {
 	ctx := r.Context()
 	st.Attempts++
@@ -168,8 +169,16 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		a.internal(w, r, err)
 		return
 	}
-	lockedAtRead := ch.cred != nil &&
-		(!a.netLockedUntil(nf, now).IsZero() || !a.userLockedUntil(ch.cred, now).IsZero())
+	fams, err := a.creds.FamiliarNetworks(ctx, l.Tenant, ch.subject)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.internal(w, r, err)
+		return
+	}
+	// The user-wide lock does not shut out a network the user recently passed from: only its
+	// own failures lock it.
+	familiar := a.familiar(fams, network, now)
+	userLockedAtRead := ch.cred != nil && !a.userLockedUntil(ch.cred, now).IsZero()
+	lockedAtRead := (ch.cred != nil && !a.netLockedUntil(nf, now).IsZero()) || (!familiar && userLockedAtRead)
 	// The failure is counted before the points are checked, so concurrent attempts cannot
 	// run past a limit; a success resets the counts.
 	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, network, now)
@@ -182,7 +191,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		return
 	case lockedAtRead ||
 		count.Network > a.maxFailures && count.Network != nf.Failures+1 ||
-		count.Networks >= a.userNets && count.User != ch.cred.Failures+1:
+		!familiar && count.Networks >= a.userNets && count.User != ch.cred.Failures+1:
 		// Locked, or a count moved past its limit under concurrent attempts: after a lock
 		// ends, only the first attempt is checked.
 		reason = "locked"
@@ -195,7 +204,9 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 		if ok {
-			a.succeed(w, r, l, ch, network, points)
+			a.succeed(w, r, l, ch, store.PictureSuccess{Network: network, At: now, KeepFamiliar: a.famKeep,
+				// A success from a familiar network leaves the user-wide lock to the others.
+				KeepUserCount: userLockedAtRead}, points)
 			return
 		}
 		reason = "wrong picture"
@@ -207,14 +218,14 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		}
 	}
 	netLocked := ch.cred != nil && count.Network >= a.maxFailures
-	userLocked := ch.cred != nil && count.Networks >= a.userNets
-	locked := netLocked || userLocked
+	userLocked := ch.cred != nil && count.Networks >= a.userNets // for every network but the familiar ones
+	locked := netLocked || userLocked && !familiar
 	a.tel.count(ctx, a.tel.attempts, outcomes[reason], l.Tenant)
 	if locked && (reason == "wrong picture" || reason == "malformed points") {
 		a.tel.count(ctx, a.tel.lockouts, "", l.Tenant)
 	}
 	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
-		"client", l.Client.ID, "network", network, "reason", reason, "attempt", st.Attempts, "locked", locked)
+		"client", l.Client.ID, "network", network, "familiar", familiar, "reason", reason, "attempt", st.Attempts, "locked", locked)
 	if netLocked && reason != "not enrolled" {
 		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "network", "tenant", l.Tenant,
 			"subject", l.Subject, "network", network, "failures", count.Network,
@@ -242,11 +253,13 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
 }
 
-// succeed resets the failure counts of the network and of the user, rehashes a credential
-// written with older parameters, and tells the provider.
-func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, network string, points []Point) {
+// succeed records s: it resets the failure counts of the network and, unless
+// s.KeepUserCount, of the user, and makes the network the user's most recently passed
+// familiar one. Then it rehashes a credential written with older parameters and tells the
+// provider.
+func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, s store.PictureSuccess, points []Point) {
 	ctx := r.Context()
-	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, network); err != nil {
+	if err := a.creds.Succeeded(ctx, l.Tenant, l.Subject, s); err != nil {
 		a.internal(w, r, err)
 		return
 	}

@@ -19,8 +19,9 @@ import (
 
 // Defaults of the lock. Failures are counted per user and source network: MaxFailures in a
 // row from one network lock the user's factor for that network only, so that someone who knows
-// only a user's name locks out nobody but themselves. A user-wide lock, for every network,
-// needs failures from UserLockNetworks networks, a guess spread over many addresses.
+// only a user's name locks out nobody but themselves. A user-wide lock, for every network but
+// the user's familiar ones, needs failures from UserLockNetworks networks, a guess spread over
+// many addresses.
 const (
 	// DefaultMaxFailures is how many wrong attempts in a row from one network lock the factor
 	// for that network when Config.MaxFailures is 0.
@@ -42,10 +43,16 @@ const (
 	DefaultUserLockBase = time.Hour
 	DefaultUserLockMax  = 24 * time.Hour
 	// DefaultIPv4PrefixLen and DefaultIPv6PrefixLen are the sizes of a source network when
-	// Config.IPv4PrefixLen and IPv6PrefixLen are 0: a /24 (one site or subscriber's block) and a
-	// /56 (what a provider usually gives one subscriber).
+	// Config.IPv4PrefixLen and IPv6PrefixLen are 0: what one party gets cheaply, an IPv4 /24 and
+	// an IPv6 /48 (a free tunnel allocation or a hosting plan, 256 of the /56s a provider gives
+	// a subscriber), so that one allocation counts as one network towards the user-wide lock.
 	DefaultIPv4PrefixLen = 24
-	DefaultIPv6PrefixLen = 56
+	DefaultIPv6PrefixLen = 48
+	// DefaultFamiliarFor is how long a network from which the user passed stays familiar when
+	// Config.FamiliarFor is 0, and DefaultFamiliarNetworks how many of them are kept, the most
+	// recently passed, when Config.FamiliarNetworks is 0.
+	DefaultFamiliarFor      = 30 * 24 * time.Hour
+	DefaultFamiliarNetworks = 8
 )
 
 // Config configures the picture login. Credentials and Peppers are required; every other field
@@ -89,20 +96,33 @@ type Config struct {
 	LockBase time.Duration
 	LockMax  time.Duration
 	// UserLockNetworks is from how many source networks failures must come, since the user's
-	// last success, to lock the factor for every network: the user-wide lock. It lasts
-	// UserLockBase from the user's latest failure, from any network (attempts during the lock
-	// count too), and each further network doubles it, up to UserLockMax; so while it holds,
-	// at most one guess is checked per UserLockBase, however many networks guess. A success, an
-	// Unlock or enrolling again ends it. 0: DefaultUserLockNetworks, DefaultUserLockBase,
-	// DefaultUserLockMax.
+	// last success, to lock the factor for every network but the user's familiar ones (see
+	// FamiliarFor): the user-wide lock. It lasts UserLockBase from the user's latest failure,
+	// from any network (attempts during the lock count too), and each further network doubles
+	// it, up to UserLockMax; so while it holds, at most one guess is checked per UserLockBase
+	// from the unfamiliar networks, however many guess. A success (but one from a familiar
+	// network while the lock holds), an Unlock or enrolling again ends it. 0:
+	// DefaultUserLockNetworks, DefaultUserLockBase, DefaultUserLockMax.
 	UserLockNetworks int
 	UserLockBase     time.Duration
 	UserLockMax      time.Duration
 	// IPv4PrefixLen and IPv6PrefixLen are the sizes of a source network: the client address
-	// (oidc2fa.Login.ClientAddr) is counted as its /IPv4PrefixLen or /IPv6PrefixLen. 32 and
-	// 128 count every address alone. 0: DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
+	// (oidc2fa.Login.ClientAddr) is counted as its /IPv4PrefixLen or /IPv6PrefixLen, for the
+	// network's own lock and towards the user-wide lock alike. 32 and 128 count every address
+	// alone. A network smaller than what one party gets cheaply (longer than /24 or /48) lets one
+	// party's failures count as many networks and lock the user everywhere. 0:
+	// DefaultIPv4PrefixLen, DefaultIPv6PrefixLen.
 	IPv4PrefixLen int
 	IPv6PrefixLen int
+	// FamiliarFor and FamiliarNetworks make the user's familiar networks: the FamiliarNetworks
+	// networks the user most recently passed the factor from, each for FamiliarFor after its
+	// latest success there. The user-wide lock does not shut out a familiar network, which only
+	// its own failures lock, so a guess spread over many networks does not lock the user out at
+	// home. A familiar network's failures still count towards the user-wide lock, and a success
+	// there while it holds does not end it: it keeps shutting out the others. 0:
+	// DefaultFamiliarFor (30 days), DefaultFamiliarNetworks (8).
+	FamiliarFor      time.Duration
+	FamiliarNetworks int
 
 	// Languages adds languages to the pages or changes texts of a built-in one (see
 	// oidc2fa.Catalog and BuiltinCatalogs); a catalog may also give the titles of the images
@@ -145,6 +165,8 @@ type Authenticator struct {
 	userMax     time.Duration
 	v4Bits      int
 	v6Bits      int
+	famFor      time.Duration
+	famKeep     int
 	log         *slog.Logger
 	now         func() time.Time
 	tel         *telemetry
@@ -183,6 +205,8 @@ func New(cfg Config) (*Authenticator, error) {
 		userMax:     or(cfg.UserLockMax, DefaultUserLockMax),
 		v4Bits:      orInt(cfg.IPv4PrefixLen, DefaultIPv4PrefixLen),
 		v6Bits:      orInt(cfg.IPv6PrefixLen, DefaultIPv6PrefixLen),
+		famFor:      or(cfg.FamiliarFor, DefaultFamiliarFor),
+		famKeep:     orInt(cfg.FamiliarNetworks, DefaultFamiliarNetworks),
 		log:         cfg.Logger,
 		now:         cfg.Now,
 	}
@@ -199,6 +223,8 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, errors.New("picture: Config.UserLockNetworks must not be negative")
 	case a.v4Bits < 1 || a.v4Bits > 32 || a.v6Bits < 1 || a.v6Bits > 128:
 		return nil, errors.New("picture: Config.IPv4PrefixLen must be between 1 and 32, IPv6PrefixLen between 1 and 128")
+	case cfg.FamiliarFor < 0 || cfg.FamiliarNetworks < 0:
+		return nil, errors.New("picture: Config.FamiliarFor and FamiliarNetworks must not be negative")
 	case cfg.MaxConcurrentHashes < 0:
 		return nil, errors.New("picture: Config.MaxConcurrentHashes must not be negative")
 	}
@@ -322,7 +348,8 @@ func (a *Authenticator) Unlock(ctx context.Context, tenant, userID string) error
 // Lock is a lock of a user's factor in force.
 type Lock struct {
 	// Network is the source network the lock shuts out, such as "192.0.2.0/24"; "" for the
-	// user-wide lock, which shuts out every network.
+	// user-wide lock, which shuts out every network but the user's familiar ones (see
+	// FamiliarNetworks).
 	Network string
 	// Failures counts the failures in a row from Network, or for the user-wide lock from every
 	// network since the user's last success; Networks is, for the user-wide lock, how many
@@ -356,6 +383,35 @@ func (a *Authenticator) Locks(ctx context.Context, tenant, userID string) ([]Loc
 		}
 	}
 	return out, nil
+}
+
+// FamiliarNetworks returns the user's familiar networks now, the most recently passed first:
+// those of the Config.FamiliarNetworks networks the user most recently passed from where the
+// latest success is less than Config.FamiliarFor old. The user-wide lock does not shut them out.
+// store.ErrNotFound if the user has not enrolled.
+func (a *Authenticator) FamiliarNetworks(ctx context.Context, tenant, userID string) ([]store.FamiliarNetwork, error) {
+	fams, err := a.creds.FamiliarNetworks(ctx, tenant, userID)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	out := fams[:0]
+	for i, f := range fams {
+		if i < a.famKeep && now.Sub(f.Passed) < a.famFor {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// familiar reports whether network is one of fams, a user's familiar networks, as of now.
+func (a *Authenticator) familiar(fams []store.FamiliarNetwork, network string, now time.Time) bool {
+	for i, f := range fams {
+		if i < a.famKeep && f.Network == network && now.Sub(f.Passed) < a.famFor {
+			return true
+		}
+	}
+	return false
 }
 
 // Locked reports whether a lock of a user's factor is in force now, for any network.

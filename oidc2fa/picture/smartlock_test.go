@@ -59,11 +59,11 @@ func TestNetworkLockBoundsGuessing(t *testing.T) {
 	e, clk := clockedEnv(t)
 	assert.Equal(t, "access_denied", e.signInFrom("2001:db8:1:aa00::1", "ann", repeat(wrong, 5)...).Get("error"))
 	clk.Advance(30 * time.Second)
-	assert.Nil(t, e.signInFrom("2001:db8:1:aaff::2", "ann", right), "the same /56")
+	assert.Nil(t, e.signInFrom("2001:db8:1:ffff::2", "ann", right), "the same /48")
 	clk.Advance(2*time.Minute + time.Second)
 	assert.NotEmpty(t, e.signInFrom("2001:db8:1:aa00::1", "ann", right).Get("code"), "after the back-off")
 	assert.Empty(t, e.locks(t))
-	nf, err := e.b.Pictures.NetworkFailures(context.Background(), "acme", e.ann.ID, "2001:db8:1:aa00::/56")
+	nf, err := e.b.Pictures.NetworkFailures(context.Background(), "acme", e.ann.ID, "2001:db8:1::/48")
 	require.NoError(t, err)
 	assert.Zero(t, nf.Failures, "a success resets the network's count")
 }
@@ -162,6 +162,32 @@ func TestSmartLockConfigErrors(t *testing.T) {
 		"negative networks":       func(c *picture.Config) { c.UserLockNetworks = -1 },
 		"IPv4 prefix too long":    func(c *picture.Config) { c.IPv4PrefixLen = 33 },
 		"IPv6 prefix negative":    func(c *picture.Config) { c.IPv6PrefixLen = -1 },
+	} {
+		c := picture.Config{Credentials: newEnv(t).b.Pictures, Peppers: []picture.Pepper{testPepper}}
+		cfg(&c)
+		_, err := picture.New(c)
+		assert.Error(t, err, name)
+	}
+}
+
+// TestOneIPv6AllocationIsOneNetwork: one wrong attempt from each of five /56s of one /48 (a free
+// tunnel allocation holds 256 of them) counts as one network: it locks that /48 and nobody
+// elsewhere, so ann signs in from her own address.
+func TestOneIPv6AllocationIsOneNetwork(t *testing.T) {
+	e, clk := clockedEnv(t)
+	for i := range picture.DefaultUserLockNetworks {
+		assert.Nil(t, e.signInFrom(fmt.Sprintf("2001:db8:77:%x00::1", i), "ann", wrong))
+	}
+	assert.Equal(t, []picture.Lock{{Network: "2001:db8:77::/48", Failures: 5, Until: clk.Now().Add(time.Minute).UTC()}},
+		e.locks(t), "the /48 is locked, not the user")
+	assert.NotEmpty(t, e.signInFrom("2001:db8:aa:100::5", "ann", right).Get("code"), "ann signs in from her own network")
+	assert.Nil(t, e.signInFrom("2001:db8:77:ff00::1", "ann", right), "another /56 of the locked /48 is locked")
+}
+
+func TestFamiliarConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]func(*picture.Config){
+		"negative familiar time":     func(c *picture.Config) { c.FamiliarFor = -time.Hour },
+		"negative familiar networks": func(c *picture.Config) { c.FamiliarNetworks = -1 },
 	} {
 		c := picture.Config{Credentials: newEnv(t).b.Pictures, Peppers: []picture.Pepper{testPepper}}
 		cfg(&c)

@@ -60,7 +60,7 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 		}
 		rec.picture = copyPicture(&c)
 		rec.picture.Failures, rec.picture.Networks, rec.picture.LastFailure = 0, 0, time.Time{}
-		rec.nets = nil
+		rec.nets, rec.familiar = nil, nil
 		return nil
 	})
 }
@@ -89,7 +89,7 @@ func (ps *Pictures) Delete(ctx context.Context, tenant, userID string) error {
 			return err
 		}
 		rec := t.userByID[userID]
-		rec.picture, rec.nets = nil, nil
+		rec.picture, rec.nets, rec.familiar = nil, nil, nil
 		return nil
 	})
 }
@@ -157,6 +157,9 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 			return err
 		}
 		for network, f := range t.userByID[userID].nets {
+			if f.failures == 0 {
+				continue
+			}
 			out = append(out, store.NetworkFailures{Network: network, Failures: f.failures, LastFailure: f.last})
 		}
 		return nil
@@ -166,18 +169,52 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 }
 
 // Succeeded implements store.PictureCredentials.
-func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string) error {
+func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID string, s store.PictureSuccess) error {
+	if s.Network == "" {
+		return fmt.Errorf("picture success without network: %w", store.ErrInvalid)
+	}
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.picture(userID)
 		if err != nil {
 			return err
 		}
 		rec := t.userByID[userID]
-		delete(rec.nets, network)
-		rec.epoch++
-		p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
+		if f := rec.nets[s.Network]; f != nil && s.KeepUserCount {
+			f.failures, f.last = 0, time.Time{} // its epoch stays: it has been counted
+		} else {
+			delete(rec.nets, s.Network)
+		}
+		if !s.KeepUserCount {
+			rec.epoch++
+			p.Failures, p.Networks, p.LastFailure = 0, 0, time.Time{}
+		}
+		fam := slices.DeleteFunc(rec.familiar, func(f store.FamiliarNetwork) bool { return f.Network == s.Network })
+		fam = append(fam, store.FamiliarNetwork{Network: s.Network, Passed: s.At})
+		slices.SortStableFunc(fam, compareFamiliar)
+		rec.familiar = fam[:min(len(fam), max(s.KeepFamiliar, 1))]
 		return nil
 	})
+}
+
+// compareFamiliar orders familiar networks the most recently passed first, then by network.
+func compareFamiliar(a, b store.FamiliarNetwork) int {
+	if c := b.Passed.Compare(a.Passed); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Network, b.Network)
+}
+
+// FamiliarNetworks implements store.PictureCredentials.
+func (ps *Pictures) FamiliarNetworks(ctx context.Context, tenant, userID string) ([]store.FamiliarNetwork, error) {
+	var out []store.FamiliarNetwork
+	err := ps.s.read(ctx, tenant, func(t *tenantData) error {
+		if _, err := t.picture(userID); err != nil {
+			return err
+		}
+		out = slices.Clone(t.userByID[userID].familiar)
+		return nil
+	})
+	return out, err
 }
 
 // ResetFailures implements store.PictureCredentials.

@@ -29,6 +29,8 @@ type userRec struct {
 	// reset of picture's count, and a network whose epoch is older has not failed since.
 	nets  map[string]*netFailures
 	epoch int
+	// familiar are the networks picture was passed from, the most recently passed first.
+	familiar []store.FamiliarNetwork
 }
 
 func (r *userRec) id() string       { return r.row.str(idxID) }

@@ -457,11 +457,18 @@ func (s pictureCredentials) ListNetworkFailures(ctx context.Context, tenant stri
 	return v, err
 }
 
-func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, network string) error {
+func (s pictureCredentials) Succeeded(ctx context.Context, tenant string, userID string, ps store.PictureSuccess) error {
 	ctx, call := s.o.start(ctx, "pictures.succeeded")
-	err := s.next.Succeeded(ctx, tenant, userID, network)
+	err := s.next.Succeeded(ctx, tenant, userID, ps)
 	call.end(err)
 	return err
+}
+
+func (s pictureCredentials) FamiliarNetworks(ctx context.Context, tenant string, userID string) ([]store.FamiliarNetwork, error) {
+	ctx, call := s.o.start(ctx, "pictures.familiar_networks")
+	v, err := s.next.FamiliarNetworks(ctx, tenant, userID)
+	call.end(err)
+	return v, err
 }
 
 func (s pictureCredentials) ResetFailures(ctx context.Context, tenant string, userID string) error {

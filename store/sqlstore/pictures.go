@@ -92,7 +92,10 @@ func (ps *Pictures) put(ctx context.Context, c store.PictureCredential, replace 
 		case err != nil:
 			return err
 		}
-		_, err = tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`, c.Tenant, c.UserID)
+		if _, err := tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`, c.Tenant, c.UserID); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `DELETE FROM picture_familiar WHERE tenant = ? AND user_id = ?`, c.Tenant, c.UserID)
 		return err
 	})
 }
@@ -207,7 +210,7 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 			return pictureNotFound(userID)
 		}
 		rows, err := tx.query(ctx, `SELECT network, failures, last_failure FROM picture_failures
-			WHERE tenant = ? AND user_id = ? ORDER BY network`, tenant, userID)
+			WHERE tenant = ? AND user_id = ? AND failures > 0 ORDER BY network`, tenant, userID)
 		if err != nil {
 			return err
 		}
@@ -230,20 +233,76 @@ func (ps *Pictures) ListNetworkFailures(ctx context.Context, tenant, userID stri
 }
 
 // Succeeded implements store.PictureCredentials: a new failure_epoch makes every other
-// network's row older than the reset.
-func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID, network string) error {
+// network's row older than the reset. The UPDATE of the credential holds its row, so
+// concurrent successes of one user keep the familiar networks one after the other.
+func (ps *Pictures) Succeeded(ctx context.Context, tenant, userID string, s store.PictureSuccess) error {
+	if s.Network == "" {
+		return fmt.Errorf("picture success without network: %w", store.ErrInvalid)
+	}
+	reset := `failures = 0, failure_networks = 0, last_failure = NULL, failure_epoch = failure_epoch + 1`
+	if s.KeepUserCount {
+		reset = `failures = failures` // takes the row's lock all the same
+	}
 	return ps.s.write(ctx, func(tx *txn) error {
-		n, err := tx.affected(ctx, `UPDATE pictures SET failures = 0, failure_networks = 0, last_failure = NULL,
-			failure_epoch = failure_epoch + 1 WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		n, err := tx.affected(ctx, `UPDATE pictures SET `+reset+` WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		if err == nil && n == 0 {
 			err = pictureNotFound(userID)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = tx.exec(ctx, `DELETE FROM picture_failures WHERE tenant = ? AND user_id = ? AND network = ?`, tenant, userID, network)
+		forget := `DELETE FROM picture_failures`
+		if s.KeepUserCount {
+			forget = `UPDATE picture_failures SET failures = 0, last_failure = NULL` // its epoch stays: it has been counted
+		}
+		_, err = tx.exec(ctx, forget+` WHERE tenant = ? AND user_id = ? AND network = ?`, tenant, userID, s.Network)
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `INSERT INTO picture_familiar (tenant, user_id, network, passed) VALUES (?, ?, ?, ?)
+			ON CONFLICT (tenant, user_id, network) DO UPDATE SET passed = excluded.passed`, tenant, userID, s.Network, nanos(s.At))
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `DELETE FROM picture_familiar WHERE tenant = ? AND user_id = ? AND network NOT IN (
+			SELECT network FROM picture_familiar WHERE tenant = ? AND user_id = ? ORDER BY passed DESC, network LIMIT ?)`,
+			tenant, userID, tenant, userID, max(s.KeepFamiliar, 1))
 		return err
 	})
+}
+
+// FamiliarNetworks implements store.PictureCredentials.
+func (ps *Pictures) FamiliarNetworks(ctx context.Context, tenant, userID string) ([]store.FamiliarNetwork, error) {
+	var out []store.FamiliarNetwork
+	err := ps.s.read(ctx, func(tx *txn) error {
+		ok, err := tx.exists(ctx, `SELECT 1 FROM pictures WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pictureNotFound(userID)
+		}
+		rows, err := tx.query(ctx, `SELECT network, passed FROM picture_familiar
+			WHERE tenant = ? AND user_id = ? ORDER BY passed DESC, network`, tenant, userID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f store.FamiliarNetwork
+			var passed sql.NullInt64
+			if err := rows.Scan(&f.Network, &passed); err != nil {
+				return err
+			}
+			f.Passed = fromNanos(passed)
+			out = append(out, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ResetFailures implements store.PictureCredentials.

@@ -40,6 +40,7 @@ func concurrencyTests() []test {
 		{"CreateSameInteractionID", testConcurrentCreateSameInteractionID},
 		{"PictureFailuresCountedOnce", testConcurrentAddFailure},
 		{"PictureCreateOnce", testConcurrentPictureCreate},
+		{"PictureFamiliarNetworksBounded", testConcurrentSucceeded},
 		{"PushedRequestConsumedOnce", testConcurrentPushedConsume},
 	}
 }
@@ -557,4 +558,23 @@ func testConcurrentPushedConsume(t *testing.T, b store.Backend) {
 		return err
 	})
 	exactlyOneWins(t, errs, store.ErrNotFound)
+}
+
+// PictureCredentials.Succeeded: concurrent successes of one user from many networks keep
+// exactly the keep most recently passed.
+func testConcurrentSucceeded(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	const n, keep = 20, 4
+	errs := parallel(n, func(i int) error {
+		return b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{
+			Network: fmt.Sprintf("10.%d.0.0/24", i), At: failedAt.Add(time.Duration(i) * time.Second), KeepFamiliar: keep})
+	})
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	got := mustFamiliar(t, b, acme, u.ID)
+	require.Len(t, got, keep)
+	for i, f := range got {
+		assert.Equal(t, fmt.Sprintf("10.%d.0.0/24", n-1-i), f.Network)
+	}
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -36,6 +37,14 @@ func pictureTests() []test {
 		{"SucceededResetsTheNetworkAndTheUser", testPictureSucceeded},
 		{"SucceededNotFound", testPictureSucceededNotFound},
 		{"DeleteForgetsNetworks", testPictureDeleteForgetsNetworks},
+		{"SucceededRecordsAFamiliarNetwork", testPictureSucceededFamiliar},
+		{"SucceededKeepsTheMostRecentlyPassed", testPictureFamiliarKeep},
+		{"SucceededWithoutNetwork", testPictureSucceededWithoutNetwork},
+		{"SucceededKeepUserCount", testPictureSucceededKeepUserCount},
+		{"FamiliarNetworksNotFound", testPictureFamiliarNotFound},
+		{"PutForgetsFamiliarNetworks", testPicturePutForgetsFamiliar},
+		{"ResetAndRehashKeepFamiliarNetworks", testPictureResetKeepsFamiliar},
+		{"FamiliarNetworksGoWithTheCredential", testPictureFamiliarGoes},
 		{"RehashReplacesHashOnly", testPictureRehash},
 		{"RehashConflict", testPictureRehashConflict},
 		{"RehashNotFound", testPictureRehashNotFound},
@@ -54,7 +63,7 @@ var failedAt = day(6, 2, 8*time.Hour)
 const (
 	netA = "192.0.2.0/24"
 	netB = "198.51.100.0/24"
-	netC = "2001:db8:1200::/56"
+	netC = "2001:db8:12::/48"
 )
 
 // mustNetworkFailures returns ListNetworkFailures with times in UTC.
@@ -449,7 +458,7 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 	_, u := enrolled(t, b)
 	mustAddFailures(t, b, u.ID, netA, 5, failedAt)
 	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netB))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: failedAt, KeepFamiliar: 8}))
 	p := mustGetPicture(t, b, acme, u.ID)
 	assert.Zero(t, p.Failures)
 	assert.Zero(t, p.Networks)
@@ -461,7 +470,7 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 		"the other network counts towards Networks again from its next failure")
 	assert.Equal(t, store.FailureCounts{Network: 1, User: 2, Networks: 2}, mustAddFailures(t, b, u.ID, netB, 1, later))
 	assert.Equal(t, store.FailureCounts{Network: 7, User: 3, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later))
-	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netC), "a success from a network without failures")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netC, At: later, KeepFamiliar: 8}), "a success from a network without failures")
 	assert.Len(t, mustNetworkFailures(t, b, acme, u.ID), 2)
 	assert.Zero(t, mustGetPicture(t, b, acme, u.ID).Networks)
 }
@@ -469,8 +478,8 @@ func testPictureSucceeded(t *testing.T, b store.Backend) {
 func testPictureSucceededNotFound(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	u := mustUser(t, b, acme, "alice")
-	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, netA), store.ErrNotFound)
-	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), "nowhere", u.ID, netA), store.ErrNotFound)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}), store.ErrNotFound)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), "nowhere", u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}), store.ErrNotFound)
 }
 
 func testPictureDeleteForgetsNetworks(t *testing.T, b store.Backend) {
@@ -480,4 +489,129 @@ func testPictureDeleteForgetsNetworks(t *testing.T, b store.Backend) {
 	mustPicture(t, b, newPicture(acme, u.ID, "b"))
 	assert.Empty(t, mustNetworkFailures(t, b, acme, u.ID))
 	assert.Equal(t, store.FailureCounts{Network: 1, User: 1, Networks: 1}, mustAddFailures(t, b, u.ID, netA, 1, failedAt))
+}
+
+// mustFamiliar returns FamiliarNetworks with times in UTC.
+func mustFamiliar(t *testing.T, b store.Backend, tenant, userID string) []store.FamiliarNetwork {
+	t.Helper()
+	list, err := b.Pictures.FamiliarNetworks(ctx(), tenant, userID)
+	require.NoError(t, err)
+	for i := range list {
+		list[i].Passed = list[i].Passed.UTC()
+	}
+	return list
+}
+
+func testPictureSucceededFamiliar(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "none before the first success")
+	t1, t2, t3 := failedAt, failedAt.Add(time.Hour), failedAt.Add(2*time.Hour)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: t1, KeepFamiliar: 8}))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t1}}, mustFamiliar(t, b, acme, u.ID))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: t2, KeepFamiliar: 8}))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netA, Passed: t2}, {Network: netB, Passed: t1}},
+		mustFamiliar(t, b, acme, u.ID), "the most recently passed first")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netB, At: t3, KeepFamiliar: 8}))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t3}, {Network: netA, Passed: t2}},
+		mustFamiliar(t, b, acme, u.ID), "a network is kept once, with its latest success")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netC, At: t3, KeepFamiliar: 8}))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: t3}, {Network: netC, Passed: t3}, {Network: netA, Passed: t2}},
+		mustFamiliar(t, b, acme, u.ID), "equal times ordered by network")
+}
+
+func testPictureFamiliarKeep(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	network := func(i int) string { return fmt.Sprintf("10.%d.0.0/24", i) }
+	for i := range 5 {
+		at := failedAt.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(i), At: at, KeepFamiliar: 3}))
+	}
+	want := []store.FamiliarNetwork{
+		{Network: network(4), Passed: failedAt.Add(4 * time.Minute)},
+		{Network: network(3), Passed: failedAt.Add(3 * time.Minute)},
+		{Network: network(2), Passed: failedAt.Add(2 * time.Minute)},
+	}
+	assert.Equal(t, want, mustFamiliar(t, b, acme, u.ID), "the three most recently passed")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(9), At: failedAt, KeepFamiliar: 3}), "a success older than the kept ones")
+	assert.Equal(t, want, mustFamiliar(t, b, acme, u.ID), "is not among the most recently passed")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: network(2), At: failedAt.Add(time.Hour), KeepFamiliar: 0}))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: network(2), Passed: failedAt.Add(time.Hour)}},
+		mustFamiliar(t, b, acme, u.ID), "keep below 1 keeps only the network")
+}
+
+func testPictureSucceededWithoutNetwork(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustAddFailures(t, b, u.ID, netA, 2, failedAt)
+	require.ErrorIs(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: "", At: failedAt, KeepFamiliar: 8}), store.ErrInvalid)
+	assert.Equal(t, 2, mustGetPicture(t, b, acme, u.ID).Failures, "nothing reset")
+	assert.Empty(t, mustFamiliar(t, b, acme, u.ID))
+}
+
+func testPictureFamiliarNotFound(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	for _, c := range []struct{ tenant, user string }{{acme, u.ID}, {acme, "user_nobody"}, {"nowhere", u.ID}} {
+		_, err := b.Pictures.FamiliarNetworks(ctx(), c.tenant, c.user)
+		require.ErrorIs(t, err, store.ErrNotFound, "FamiliarNetworks %s/%s", c.tenant, c.user)
+	}
+}
+
+func testPicturePutForgetsFamiliar(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
+	mustPicture(t, b, newPicture(acme, u.ID, "b"))
+	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "enrolling again starts afresh")
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
+	require.NoError(t, b.Pictures.Delete(ctx(), acme, u.ID))
+	require.NoError(t, b.Pictures.Create(ctx(), newPicture(acme, u.ID, "c")))
+	assert.Empty(t, mustFamiliar(t, b, acme, u.ID), "a credential created after a delete has none")
+}
+
+func testPictureResetKeepsFamiliar(t *testing.T, b store.Backend) {
+	p, u := enrolled(t, b)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
+	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
+	require.NoError(t, b.Pictures.ResetFailures(ctx(), acme, u.ID))
+	fresh := newPicture(acme, u.ID, "z")
+	require.NoError(t, b.Pictures.Rehash(ctx(), fresh, p.Hash))
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netA, Passed: failedAt}}, mustFamiliar(t, b, acme, u.ID))
+}
+
+func testPictureFamiliarGoes(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
+	require.NoError(t, b.Users.Delete(ctx(), acme, u.ID))
+	_, err := b.Pictures.FamiliarNetworks(ctx(), acme, u.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "with the user")
+
+	mustTenant(t, b, "globex")
+	v := mustUser(t, b, "globex", "victor")
+	mustPicture(t, b, newPicture("globex", v.ID, "v"))
+	require.NoError(t, b.Pictures.Succeeded(ctx(), "globex", v.ID, store.PictureSuccess{Network: netA, At: failedAt, KeepFamiliar: 8}))
+	require.NoError(t, b.Tenants.Delete(ctx(), "globex"))
+	_, err = b.Pictures.FamiliarNetworks(ctx(), "globex", v.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "with the tenant")
+}
+
+func testPictureSucceededKeepUserCount(t *testing.T, b store.Backend) {
+	_, u := enrolled(t, b)
+	mustAddFailures(t, b, u.ID, netA, 3, failedAt)
+	mustAddFailures(t, b, u.ID, netB, 2, failedAt)
+	later := failedAt.Add(time.Hour)
+	require.NoError(t, b.Pictures.Succeeded(ctx(), acme, u.ID,
+		store.PictureSuccess{Network: netB, At: later, KeepFamiliar: 8, KeepUserCount: true}))
+	p := mustGetPicture(t, b, acme, u.ID)
+	assert.Equal(t, 5, p.Failures, "the user's count stays")
+	assert.Equal(t, 2, p.Networks)
+	assert.True(t, p.LastFailure.Equal(failedAt))
+	assert.Equal(t, []store.NetworkFailures{{Network: netA, Failures: 3, LastFailure: failedAt.UTC()}},
+		mustNetworkFailures(t, b, acme, u.ID), "the network's count goes")
+	assert.Equal(t, []store.FamiliarNetwork{{Network: netB, Passed: later}}, mustFamiliar(t, b, acme, u.ID))
+	assert.Equal(t, store.FailureCounts{Network: 4, User: 6, Networks: 2}, mustAddFailures(t, b, u.ID, netA, 1, later),
+		"another network is still counted")
+	nf, err := b.Pictures.NetworkFailures(ctx(), acme, u.ID, netB)
+	require.NoError(t, err)
+	assert.Equal(t, store.NetworkFailures{Network: netB}, nf)
+	assert.Equal(t, store.FailureCounts{Network: 1, User: 7, Networks: 2}, mustAddFailures(t, b, u.ID, netB, 1, later),
+		"the network does not count twice towards Networks")
 }

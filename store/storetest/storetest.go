@@ -57,6 +57,7 @@ func testNeeds() map[string][]string {
 		"Concurrency/CreateSameInteractionID":         {"Interactions"},
 		"Concurrency/PictureFailuresCountedOnce":      {"Pictures"},
 		"Concurrency/PictureCreateOnce":               {"Pictures"},
+		"Concurrency/PictureFamiliarNetworksBounded":  {"Pictures"},
 		"Concurrency/PushedRequestConsumedOnce":       {"Pushed"},
 	}
 }
