@@ -96,6 +96,7 @@ var tables = []table{
 	{name: "clients", where: "tenant", omit: []string{"seq"}, ids: []string{"id"}},
 	{name: "pictures", where: "tenant"},
 	{name: "picture_failures", where: "tenant"},
+	{name: "picture_familiar", where: "tenant"},
 	{name: "webhooks", where: "tenant", omit: []string{"n"}},
 	{name: "events", where: "tenant"},
 	{name: "api_keys", where: "tenants", omit: []string{"seq"}, ids: []string{"id"}},
