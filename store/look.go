@@ -232,6 +232,7 @@ func checkSVG(data []byte) error {
 		root  bool     // the root element was seen
 		first = true   // no token was read yet
 		start int64    // where the token read starts in src
+		css   []byte   // the text of the style element open, checked whole when it closes
 	)
 	for ; ; first = false {
 		start = d.InputOffset()
@@ -266,9 +267,13 @@ func checkSVG(data []byte) error {
 		case xml.CharData:
 			switch {
 			case len(open) > 0:
-				cdata := bytes.HasPrefix(src[start:], []byte("<![CDATA["))
-				if err := checkSVGText(open[len(open)-1], string(tok), cdata); err != nil {
-					return err
+				elem := open[len(open)-1]
+				if bytes.HasPrefix(src[start:], []byte("<![CDATA[")) && bytes.ContainsRune(tok, '<') {
+					// Markup an HTML parser would see, were the logo put inline in a page.
+					return fmt.Errorf("logo: \"<\" in the text of %q is not allowed: %w", elem, ErrInvalid)
+				}
+				if elem == "style" {
+					css = append(css, tok...)
 				}
 			case len(bytes.TrimSpace(tok)) == 0:
 			case root:
@@ -278,6 +283,9 @@ func checkSVG(data []byte) error {
 			}
 		case xml.StartElement:
 			name := qname(tok.Name)
+			if len(open) > 0 && open[len(open)-1] == "style" {
+				return fmt.Errorf("logo: element %q inside \"style\" is not allowed: %w", name, ErrInvalid)
+			}
 			if len(open) == 0 {
 				if root {
 					return fmt.Errorf("logo: a second root element %q is not allowed: %w", name, ErrInvalid)
@@ -302,6 +310,14 @@ func checkSVG(data []byte) error {
 				return fmt.Errorf("logo is not well-formed SVG (</%s> closes no open element): %w", qname(tok.Name), ErrInvalid)
 			}
 			open = open[:len(open)-1]
+			if tok.Name.Space == "" && tok.Name.Local == "style" {
+				// The style sheet is the whole text, which CDATA sections and comments may
+				// split anywhere, even inside "url(".
+				if err := checkLogoCSS(`style of "style"`, string(css)); err != nil {
+					return err
+				}
+				css = css[:0]
+			}
 		}
 	}
 	if len(open) > 0 {
@@ -376,18 +392,6 @@ func checkSVGAttributes(tok xml.StartElement) error {
 		default:
 			return fmt.Errorf("logo: attribute %q of %q is not allowed: %w", name, elem, ErrInvalid)
 		}
-	}
-	return nil
-}
-
-// checkSVGText checks the text inside elem: a CDATA section without "<", so that no markup
-// hides in it for an HTML parser; a style element's text is CSS.
-func checkSVGText(elem, text string, cdata bool) error {
-	if cdata && strings.ContainsRune(text, '<') {
-		return fmt.Errorf("logo: \"<\" in the text of %q is not allowed: %w", elem, ErrInvalid)
-	}
-	if elem == "style" {
-		return checkLogoCSS(`style of "style"`, text)
 	}
 	return nil
 }
