@@ -250,3 +250,46 @@ func TestTenantDefaultLanguage(t *testing.T) {
 	require.NotEmpty(t, rec.logins)
 	assert.Equal(t, []string{"ko", "fr-CA"}, tags(rec.logins[len(rec.logins)-1]), "the authenticator gets it last")
 }
+
+// TestHugeLanguageLists: a huge Accept-Language, ui_locales or language cookie (100,000 tags,
+// 300 KB to 1 MB) is cut to its caps before it is parsed: the page speaks the language of its
+// first tags, and the authenticator is given at most the capped preferences. (The caps
+// themselves, in tags and bytes, are tested in internal/pagetext.)
+func TestHugeLanguageLists(t *testing.T) {
+	e, rec := newLangEnv(t)
+	hugeAccept := "ja, " + strings.Repeat("ko;q=0.1, ", 100_000) + "de"
+	hugeLocales := "es " + strings.Repeat("ko ", 100_000) + "de"
+
+	b := e.browser()
+	b.acceptLanguage = hugeAccept
+	page := b.do("GET", "/authorize/acme?client_id=nope", nil)
+	require.Equal(t, http.StatusBadRequest, page.Code)
+	assert.Equal(t, "ja", pageLang(t, page), "Accept-Language speaks from its first entries")
+
+	page = b.do("GET", "/authorize/acme?"+url.Values{"client_id": {"nope"}, "ui_locales": {hugeLocales}}.Encode(), nil)
+	assert.Equal(t, "es", pageLang(t, page), "ui_locales speaks from its first tags")
+	// A POSTed request is at most 64 KiB: 20,000 tags.
+	page = b.do("POST", "/authorize/acme", url.Values{"client_id": {"nope"}, "ui_locales": {"fr " + strings.Repeat("ko ", 20_000)}})
+	assert.Equal(t, "fr", pageLang(t, page), "a POSTed ui_locales too")
+
+	params := e.authParams()
+	params.Set("ui_locales", hugeLocales)
+	path, _ := b.start(params)
+	require.NotEmpty(t, rec.logins)
+	got := tags(rec.logins[len(rec.logins)-1])
+	assert.LessOrEqual(t, len(got), 32)
+	assert.Equal(t, []string{"es", "ko", "ja", "ko"}, got[:4], "ui_locales (deduplicated, at most 8), then Accept-Language")
+
+	// A language cookie grown huge on the way is cut as ui_locales is.
+	var langCookie string
+	for name := range b.cookies {
+		if strings.HasPrefix(name, "visid_lang_") {
+			langCookie = name
+		}
+	}
+	require.NotEmpty(t, langCookie, "the sign-in keeps its ui_locales in a cookie")
+	b.cookies[langCookie].Value = "fr." + strings.Repeat("ko.", 300_000) + "de"
+	page = b.do("POST", path, url.Values{"decision": {"approve"}, oidc2fa.CSRFField: {"forged"}})
+	require.Equal(t, http.StatusForbidden, page.Code)
+	assert.Equal(t, "fr", pageLang(t, page))
+}

@@ -124,7 +124,7 @@ func TestTenantSetErrors(t *testing.T) {
 		{[]string{"--tenant", "acme", "--display-name", strings.Repeat("x", 101)}, []string{"--display-name:", "at most 100"}, true},
 		{[]string{"--tenant", "acme", "--logo", gif}, []string{"--logo:", "not a PNG, JPEG, WebP or SVG"}, true},
 		{[]string{"--tenant", "acme", "--logo", big}, []string{"--logo " + big + ":", "larger than 256 KiB"}, true},
-		{[]string{"--tenant", "acme", "--logo", svg}, []string{"--logo:", "<script>"}, true},
+		{[]string{"--tenant", "acme", "--logo", svg}, []string{"--logo:", `element "script" is not allowed`}, true},
 		{[]string{"--tenant", "acme", "--logo", filepath.Join(dir, "missing.png")}, []string{"--logo ", "no such file"}, true},
 		{[]string{"--tenant", "acme", "--accent-color", "#eeeeee", "--default-language", "?"}, []string{"--accent-color:", "--default-language:"}, true},
 		{[]string{"--tenant", "nosuch", "--accent-color", "#000000"}, []string{`there is no tenant "nosuch"`}, false},

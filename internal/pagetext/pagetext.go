@@ -351,19 +351,18 @@ func lookup(args []any, name string) (string, bool) {
 }
 
 // Preferences are a person's languages in order: ui_locales (space-separated BCP 47 tags),
-// then the Accept-Language header, then the tenant's default. Tags that do not parse are
-// skipped; at most maxTags are kept.
+// then the Accept-Language header, then the tenant's default. Each list is cut to its caps
+// before any of its tags is parsed (UILocaleFields, AcceptLanguageEntries); tags that do not
+// parse are skipped, a header that does not parse is ignored, and at most maxTags are kept.
 func Preferences(uiLocales, acceptLanguage, tenantDefault string) []language.Tag {
 	var out []language.Tag
-	for _, s := range strings.Fields(uiLocales) {
+	for _, s := range UILocaleFields(uiLocales) {
 		if tag, err := language.Parse(s); err == nil {
 			out = append(out, tag)
 		}
 	}
-	if len(acceptLanguage) <= maxAcceptLanguage {
-		if tags, _, err := language.ParseAcceptLanguage(acceptLanguage); err == nil {
-			out = append(out, tags...)
-		}
+	if tags, _, err := language.ParseAcceptLanguage(AcceptLanguageEntries(acceptLanguage)); err == nil {
+		out = append(out, tags...)
 	}
 	if tenantDefault != "" {
 		if tag, err := language.Parse(tenantDefault); err == nil {
@@ -376,20 +375,74 @@ func Preferences(uiLocales, acceptLanguage, tenantDefault string) []language.Tag
 	return out
 }
 
-// maxTags bounds the preferences a request can make the matcher look at; maxAcceptLanguage the
-// header it parses.
+// The caps on the language lists of a request, applied to their bytes before any tag is parsed.
+// A real browser's Accept-Language has a handful of entries in well under 100 bytes, and a
+// ui_locales a few tags of 2 to 10 bytes; a BCP 47 tag worth matching is at most 35 bytes.
 const (
-	maxTags           = 32
-	maxAcceptLanguage = 1024
+	// maxTags bounds the preferences a request can make the matcher look at, and the entries of
+	// an Accept-Language that are parsed.
+	maxTags = 32
+	// maxAcceptLanguageBytes bounds the start of an Accept-Language that is read: 32 entries
+	// of 32 bytes ("de-CH-1996;q=0.9, ").
+	maxAcceptLanguageBytes = 1024
+	// maxUILocales bounds the tags of a ui_locales (and of the cookie that keeps it) that are
+	// parsed and kept with a sign-in.
+	maxUILocales = 8
+	// maxUILocalesBytes bounds the start of a ui_locales that is read: 8 tags of 32 bytes.
+	maxUILocalesBytes = 256
 )
 
+// UILocaleFields returns the fields of a ui_locales value that are parsed: the first
+// maxUILocales space-separated fields within its first maxUILocalesBytes bytes. A field that
+// the byte cap cuts is left out, never parsed in part.
+func UILocaleFields(s string) []string {
+	fields := strings.Fields(cutList(s, maxUILocalesBytes, func(c byte) bool {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+	}))
+	if len(fields) > maxUILocales {
+		fields = fields[:maxUILocales]
+	}
+	return fields
+}
+
+// AcceptLanguageEntries returns the start of an Accept-Language header that is parsed: its
+// first maxTags comma-separated entries within its first maxAcceptLanguageBytes bytes. An
+// entry that the byte cap cuts is left out, never parsed in part. The entries kept are sorted
+// by their weights when they are parsed; a browser lists its languages best first.
+func AcceptLanguageEntries(s string) string {
+	s = cutList(s, maxAcceptLanguageBytes, func(c byte) bool { return c == ',' })
+	for i, n := 0, 0; i < len(s); i++ {
+		if s[i] == ',' {
+			if n++; n == maxTags {
+				return s[:i]
+			}
+		}
+	}
+	return s
+}
+
+// cutList returns s when it has at most max bytes, and otherwise its start of at most max bytes
+// that ends before a separator (sep), so that the last item is whole; "" when the first item is
+// longer than max.
+func cutList(s string, max int, sep func(byte) bool) string {
+	if len(s) <= max {
+		return s
+	}
+	for i := max; i > 0; i-- {
+		if sep(s[i]) {
+			return s[:i]
+		}
+	}
+	return ""
+}
+
 // UILocales returns the tags of a ui_locales parameter that parse, canonical and deduplicated,
-// at most maxUILocales of them: what is kept of it with a sign-in.
+// from its UILocaleFields: what is kept of it with a sign-in.
 func UILocales(s string) []string {
 	var out []string
-	for _, f := range strings.Fields(s) {
+	for _, f := range UILocaleFields(s) {
 		tag, err := language.Parse(f)
-		if err != nil || len(out) >= maxUILocales {
+		if err != nil {
 			continue
 		}
 		if t := tag.String(); !slices.Contains(out, t) {
@@ -398,5 +451,3 @@ func UILocales(s string) []string {
 	}
 	return out
 }
-
-const maxUILocales = 8

@@ -1,6 +1,7 @@
 package pagetext
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,41 @@ func TestRawKeys(t *testing.T) {
 	english := map[string]string{"login.title": "Confirm", "count.other": "{n} points"}
 	assert.Equal(t, []string{"login.title"}, RawKeys(`<h1>login.title</h1><p>account</p>`, english))
 	assert.Empty(t, RawKeys(`<h1>Confirm</h1>`, english))
+}
+
+// TestLanguageCapsBeforeParsing: ui_locales (and the cookie that keeps it) and Accept-Language
+// are cut to their caps, in tags and in bytes, before any tag is parsed; what is kept is the
+// start of the list.
+func TestLanguageCapsBeforeParsing(t *testing.T) {
+	huge := "ja " + strings.Repeat("ko ", 100_000) + "de" // 300 KB, 100,002 tags
+	fields := UILocaleFields(huge)
+	assert.Len(t, fields, maxUILocales)
+	assert.Equal(t, "ja", fields[0])
+	assert.LessOrEqual(t, len(strings.Join(fields, " ")), maxUILocalesBytes)
+	assert.Equal(t, []string{"ja", "ko"}, UILocales(huge), "deduplicated, from the first tags")
+
+	// A tag that the byte cap cuts is left out, not parsed in part.
+	long := strings.Repeat("x", maxUILocalesBytes-6) + " de-CH-1901"
+	assert.Equal(t, []string{strings.Repeat("x", maxUILocalesBytes-6)}, UILocaleFields(long))
+	assert.Empty(t, UILocales(long))
+	assert.Empty(t, UILocaleFields(strings.Repeat("a", 1<<20)), "one 1 MB field")
+	assert.Equal(t, []string{"de", "fr"}, UILocaleFields("  de\tfr  "))
+
+	header := "fr-CH, fr;q=0.9, " + strings.Repeat("ko;q=0.1, ", 100_000) + "de" // 1 MB
+	entries := AcceptLanguageEntries(header)
+	assert.LessOrEqual(t, len(entries), maxAcceptLanguageBytes)
+	assert.Equal(t, maxTags, strings.Count(entries, ",")+1, "at most maxTags entries: %q", entries)
+	assert.True(t, strings.HasPrefix(entries, "fr-CH, fr;q=0.9, ko;q=0.1"))
+	assert.False(t, strings.HasSuffix(strings.TrimSpace(entries), ","))
+
+	// An entry that the byte cap cuts is left out: "de-CH-1901;q=0.5" would not be "de-CH".
+	cut := strings.Repeat("ko,", (maxAcceptLanguageBytes-10)/3) + "de-CH-1901;q=0.5"
+	assert.NotContains(t, AcceptLanguageEntries(cut), "de")
+
+	got := tagStrings(Preferences(huge, header, "it"))
+	assert.Len(t, got, maxTags)
+	assert.Equal(t, []string{"ja", "ko", "ko", "ko", "ko", "ko", "ko", "ko", "fr-CH", "fr"}, got[:10],
+		"ui_locales gives at most maxUILocales, then Accept-Language")
+	assert.Equal(t, []string{"fr-CH", "fr", "ko"}, tagStrings(Preferences("", header, ""))[:3],
+		"a huge Accept-Language speaks from its first entries")
 }
