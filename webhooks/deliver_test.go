@@ -21,24 +21,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/store"
 	"github.com/visid/visid/store/memstore"
 	"github.com/visid/visid/store/sqlstore"
 	"github.com/visid/visid/webhooks"
 )
 
-// clock is a fake clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// clock is the tests' fake clock.
+type clock = testclock.Clock
 
 // receiver is a webhook endpoint: it checks each request's signature against the secret and
 // the clock, and keeps the accepted ones.
@@ -118,7 +109,7 @@ type stack struct {
 func newStack(t *testing.T, b store.Backend, types ...store.EventType) *stack {
 	t.Helper()
 	ctx := context.Background()
-	s := &stack{b: b, clock: &clock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}}
+	s := &stack{b: b, clock: testclock.At(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))}
 	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
 	s.rc = &receiver{t: t, clock: s.clock.Now}
 	s.srv = httptest.NewServer(s.rc)

@@ -13,26 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/internal/testclock"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
 )
 
 // fakeClock is the picture login's clock in the lock tests.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type fakeClock = testclock.Clock
 
 // clockedEnv is newEnv with the picture login on a fake clock.
 func clockedEnv(t *testing.T, configure ...func(*picture.Config)) (*env, *fakeClock) {
-	clk := &fakeClock{now: time.Now().Truncate(time.Second)}
+	clk := testclock.At(time.Now().Truncate(time.Second))
 	e := newEnv(t, append([]func(*picture.Config){func(c *picture.Config) { c.Now = clk.Now }}, configure...)...)
 	return e, clk
 }
