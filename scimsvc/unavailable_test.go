@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/visid/visid/scimsvc"
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/sqlstore"
 )
 
 // awayUsers is a Users whose reads and writes fail with err, as a store whose database is away
@@ -65,4 +67,26 @@ func TestStoreUnavailable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A PostgreSQL pool of one connection, held elsewhere: a request waits for a connection until
+// its deadline (Config.RequestTimeout) and is answered 503 with Retry-After then.
+func TestPoolExhausted(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlstore.Open(ctx, postgresSchema(t)+"&pool_max_conns=1")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, s.Migrate(ctx))
+	e := newBackendEnv(t, s.Backend(), func(c *scimsvc.Config) { c.RequestTimeout = 300 * time.Millisecond })
+	require.Equal(t, http.StatusOK, e.do(http.MethodGet, "/acme/Users", nil).Status)
+
+	held, err := s.DB().Conn(ctx)
+	require.NoError(t, err)
+	defer held.Close()
+	start := time.Now()
+	res := e.do(http.MethodGet, "/acme/Users", nil)
+	assert.Less(t, time.Since(start), 3*time.Second, "answered at the request's deadline")
+	assert.Equal(t, http.StatusServiceUnavailable, res.Status, string(res.Body))
+	assert.Equal(t, strconv.Itoa(int(store.UnavailableRetryAfter/time.Second)), res.Header.Get("Retry-After"))
+	assert.Equal(t, []any{errorSchema}, res.JSON(t)["schemas"])
 }
