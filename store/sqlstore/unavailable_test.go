@@ -183,3 +183,52 @@ func TestUnavailablePostgresServer(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// Probe succeeds on a database that takes writes and leaves nothing behind; it fails with
+// store.ErrUnavailable on one that is full or read-only.
+func TestProbe(t *testing.T) {
+	ctx := context.Background()
+	path := sqliteFile(t)
+	s, err := sqlstore.Open(ctx, "sqlite:"+path)
+	require.NoError(t, err)
+	require.NoError(t, s.Probe(ctx))
+	n, err := s.Tenants().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the probe leaves no row")
+	var pages int
+	require.NoError(t, s.DB().QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages))
+	require.NoError(t, s.Close())
+
+	full, err := sqlstore.Open(ctx, fmt.Sprintf("sqlite:%s?_pragma=max_page_count(%d)", path, pages))
+	require.NoError(t, err)
+	defer full.Close()
+	require.ErrorIs(t, full.Probe(ctx), store.ErrUnavailable, "full")
+	_, err = full.Tenants().Get(ctx, "acme")
+	require.ErrorIs(t, err, store.ErrNotFound, "while reads go on")
+
+	ro, err := sqlstore.Open(ctx, "sqlite:"+path+"?_pragma=query_only(1)")
+	require.NoError(t, err)
+	defer ro.Close()
+	require.ErrorIs(t, ro.Probe(ctx), store.ErrUnavailable, "read-only")
+}
+
+// Probe on PostgreSQL: a write rolled back; store.ErrUnavailable when transactions are
+// read-only.
+func TestProbePostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := postgresSchema(t, postgresDSN(t))
+	s, err := sqlstore.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Migrate(ctx))
+	require.NoError(t, s.Probe(ctx))
+	n, err := s.Tenants().Count(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the probe leaves no row")
+
+	ro, err := sqlstore.Open(ctx, dsn+"&default_transaction_read_only=on")
+	require.NoError(t, err)
+	defer ro.Close()
+	require.ErrorIs(t, ro.Probe(ctx), store.ErrUnavailable)
+}
