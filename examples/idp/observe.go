@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
@@ -41,9 +42,18 @@ var tracerProvider = noop.NewTracerProvider()
 // newMeterProvider is an OpenTelemetry SDK meter provider whose metrics a Prometheus scrape of
 // the returned handler reads, through the OpenTelemetry Prometheus exporter. It keeps no
 // exemplars: they name sampled spans, and the service has none (tracerProvider), so a
-// measurement need not look for one.
+// measurement need not look for one. Beside them the scrape has the Prometheus client's Go
+// runtime metrics (go_goroutines, go_memstats_…, go_gc_duration_seconds) and process metrics
+// (process_resident_memory_bytes, process_open_fds, process_cpu_seconds_total), the names
+// every Go dashboard expects.
 func newMeterProvider() (*sdkmetric.MeterProvider, http.Handler, error) {
 	reg := prometheus.NewRegistry()
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, nil, fmt.Errorf("the Go runtime metrics: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, nil, fmt.Errorf("the process metrics: %w", err)
+	}
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)

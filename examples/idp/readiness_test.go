@@ -118,3 +118,19 @@ func TestRedisOutageKeepsReady(t *testing.T) {
 	assert.Equal(t, 1.0, redisUp())
 	assert.Contains(t, s.logs.String(), "redis reachable again")
 }
+
+// TestRuntimeMetrics: /metrics has the Go runtime's and the process's metrics beside the
+// service's own.
+func TestRuntimeMetrics(t *testing.T) {
+	s := startObserved(t)
+	families := s.scrape(t)
+	for _, name := range []string{
+		"go_goroutines", "go_threads", "go_gc_duration_seconds", "go_memstats_alloc_bytes", "go_memstats_heap_inuse_bytes",
+		"process_resident_memory_bytes", "process_open_fds", "process_cpu_seconds_total", "process_start_time_seconds",
+		"visid_picture_hashes_in_flight",
+	} {
+		assert.Contains(t, families, name, "families: %s", familyNames(families))
+	}
+	assert.Positive(t, families["go_goroutines"].GetMetric()[0].GetGauge().GetValue())
+	assert.Positive(t, families["process_resident_memory_bytes"].GetMetric()[0].GetGauge().GetValue())
+}
