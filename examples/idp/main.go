@@ -33,15 +33,22 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/store"
 )
 
 func main() {
+	// go-redis's own lines (a Redis outage makes many) go through slog, in the format of the
+	// service's log, rather than to stderr as they are. Its logger is the process's, so it is
+	// set here, once, and never by run.
+	redis.SetLogger(redisLogger{log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	os.Exit(exitCode(cli.RunInterruptible(run), os.Stderr))
 }
 
