@@ -197,10 +197,12 @@ const usage = `Usage:
                                                 prints webhook_id=… and webhook_secret=… (shown
                                                 this once); the service delivers them
   idp webhook list --tenant T [-db DB]          list tenant T's endpoints and their delivery
+                                                (status, next_attempt)
   idp webhook delete --tenant T <webhook id> [-db DB]
                                                 delete an endpoint (webhook_…)
   idp webhook resume --tenant T <webhook id> [-db DB]
-                                                deliver again to an endpoint marked failing
+                                                deliver again to an endpoint marked failing,
+                                                or retry a retrying one now
   idp events --tenant T [--after C] [--follow] [-db DB]
                                                 print tenant T's events, one JSON object a
                                                 line, oldest first; --follow waits for more
