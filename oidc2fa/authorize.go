@@ -144,7 +144,7 @@ func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, 
 	m, err := lookupHint(ctx, p.cfg.Users, tenant, req.LoginHint)
 	if err != nil {
 		p.log.ErrorContext(ctx, "resolving login_hint failed", "tenant", tenant, "err", err)
-		fail(newError(errServerError, "the login hint could not be resolved"))
+		fail(serverError(err, "the login hint could not be resolved"))
 		return
 	}
 	subject := ""
@@ -171,7 +171,7 @@ func (p *provider) start(w http.ResponseWriter, r *http.Request, tenant string, 
 	in.Expires = in.Created.Add(p.loginLife)
 	if err := p.cfg.Interactions.Create(ctx, in); err != nil {
 		p.log.ErrorContext(ctx, "storing an interaction failed", "tenant", tenant, "err", err)
-		fail(newError(errServerError, "the sign-in could not be started"))
+		fail(serverError(err, "the sign-in could not be started"))
 		return
 	}
 	p.tel.count(ctx, p.tel.authorizations, "", tenant)

@@ -54,7 +54,7 @@ func (p *provider) knownTenant(w http.ResponseWriter, r *http.Request, tenant st
 		return false
 	case err != nil:
 		p.log.ErrorContext(r.Context(), "reading a tenant failed", "tenant", tenant, "err", err)
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return false
 	}
 	return true
@@ -119,7 +119,7 @@ func (p *provider) jwks(w http.ResponseWriter, r *http.Request, tenant string) {
 		}
 	}
 	p.log.ErrorContext(r.Context(), "reading the signing keys failed", "tenant", tenant, "err", err)
-	http.Error(w, "internal server error", http.StatusInternalServerError)
+	plainServerError(w, err)
 }
 
 // algorithms are the JWS algorithms of the signer: an AlgorithmSigner's, or EdDSA alone.

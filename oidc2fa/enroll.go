@@ -365,7 +365,7 @@ func (p *provider) enrollEndpoint(w http.ResponseWriter, r *http.Request, tenant
 		return
 	case err != nil:
 		p.log.ErrorContext(r.Context(), "making an enrollment link failed", "tenant", tenant, "client", client.ID, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the enrollment link could not be made"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the enrollment link could not be made"))
 		return
 	}
 	if replacing {

@@ -2,10 +2,15 @@ package oidc2fa
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/visid/visid/store"
 )
 
 // The OAuth 2.0 and OpenID Connect error codes the provider uses.
@@ -34,6 +39,34 @@ func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
 
 func newError(code, format string, args ...any) *oauthError {
 	return &oauthError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// retryAfterUnavailable is the Retry-After, in seconds, of a 503 for store.ErrUnavailable.
+const retryAfterUnavailable = int(store.UnavailableRetryAfter / time.Second)
+
+// unavailable reports whether err says the store cannot answer now (store.ErrUnavailable): the
+// request may be sent again in a moment, and is answered 503 or temporarily_unavailable.
+func unavailable(err error) bool { return errors.Is(err, store.ErrUnavailable) }
+
+// serverError is the OAuth error of a request that failed on err, which is the provider's
+// fault: temporarily_unavailable when the store is unavailable (RFC 6749 §4.1.2.1), else
+// server_error with description.
+func serverError(err error, description string) *oauthError {
+	if unavailable(err) {
+		return newError(errTemporarilyUnavailable, "the service is temporarily unavailable; try again in a few seconds")
+	}
+	return newError(errServerError, "%s", description)
+}
+
+// plainServerError answers a request that failed on err, which is the provider's fault, with
+// a short text: 503 with Retry-After when the store is unavailable, else 500. The caller logs.
+func plainServerError(w http.ResponseWriter, err error) {
+	if unavailable(err) {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
+		http.Error(w, "service temporarily unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	http.Error(w, "internal server error", http.StatusInternalServerError)
 }
 
 // secureHeaders are set on every page the provider or an authenticator serves to a browser.
@@ -102,8 +135,13 @@ func (p *provider) redirect(w http.ResponseWriter, redirectURI string, q url.Val
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// tokenError answers the token endpoint with a JSON error.
+// tokenError answers the token endpoint with a JSON error. A temporarily_unavailable error
+// (serverError of an unavailable store) is a 503 with Retry-After, whatever status says.
 func (p *provider) tokenError(w http.ResponseWriter, r *http.Request, status int, e *oauthError) {
+	if e.Code == errTemporarilyUnavailable {
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
+	}
 	p.log.DebugContext(r.Context(), "token request refused", "path", RedactPath(r.URL.Path), "status", status, "error", e.Code, "description", e.Description)
 	body, _ := json.Marshal(map[string]string{"error": e.Code, "error_description": e.Description})
 	writeNoStoreJSON(w, status, body)
@@ -136,8 +174,14 @@ func (p *provider) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// internal logs an unexpected error and answers a browser with a page.
+// internal logs an unexpected error and answers a browser with a page: a 503 with Retry-After
+// that asks to try again in a moment when the store is unavailable, else a 500.
 func (p *provider) internal(w http.ResponseWriter, r *http.Request, err error) {
 	p.log.ErrorContext(r.Context(), "oidc request failed", "path", RedactPath(r.URL.Path), "err", err)
+	if unavailable(err) {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
+		p.page(w, r, http.StatusServiceUnavailable, errTemporarilyUnavailable, "error.unavailable")
+		return
+	}
 	p.page(w, r, http.StatusInternalServerError, errServerError, "error.internal")
 }

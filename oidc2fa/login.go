@@ -357,7 +357,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 		return
 	case err != nil:
 		p.log.ErrorContext(ctx, "reading the user failed", "tenant", in.Tenant, "err", err)
-		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errServerError, "the sign-in could not be completed"))
+		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, serverError(err, "the sign-in could not be completed"))
 		return
 	case !u.Active:
 		fail("the user did not pass the second factor", "user inactive")
@@ -386,7 +386,7 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 	})
 	if err != nil {
 		p.log.ErrorContext(ctx, "storing a code failed", "tenant", in.Tenant, "err", err)
-		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, newError(errServerError, "the sign-in could not be completed"))
+		p.redirectError(w, r, in.RedirectURI, in.State, in.Tenant, serverError(err, "the sign-in could not be completed"))
 		return
 	}
 	p.log.InfoContext(ctx, "second factor passed", "tenant", in.Tenant, "client", in.ClientID, "subject", s.Subject)

@@ -120,7 +120,7 @@ func (p *provider) logo(w http.ResponseWriter, r *http.Request, tenant, version 
 	case err != nil:
 		p.log.ErrorContext(r.Context(), "reading a tenant's logo failed", "tenant", tenant, "err", err)
 		h.Set("Cache-Control", "no-store")
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return
 	case len(t.Logo) == 0 || version != logoVersion(t):
 		notFound()

@@ -46,7 +46,7 @@ func TestPagesEveryMessageEveryLanguage(t *testing.T) {
 		}
 	}
 	require.Len(t, titles, 3)
-	require.Len(t, messages, 20)
+	require.Len(t, messages, 21)
 	var langs []string
 	for _, c := range catalogs {
 		langs = append(langs, c.Language.String())

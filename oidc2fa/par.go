@@ -63,7 +63,7 @@ func (p *provider) par(w http.ResponseWriter, r *http.Request, tenant string) {
 	})
 	if err != nil {
 		p.log.ErrorContext(ctx, "storing a pushed request failed", "tenant", tenant, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the request could not be stored"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the request could not be stored"))
 		return
 	}
 	p.log.DebugContext(ctx, "authorization request pushed", "tenant", tenant, "client", client.ID)

@@ -61,7 +61,7 @@ func (p *provider) token(w http.ResponseWriter, r *http.Request, tenant string) 
 		return
 	case err != nil:
 		p.log.ErrorContext(ctx, "consuming a code failed", "tenant", tenant, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the code could not be redeemed"))
 		return
 	}
 	now := p.now()
@@ -91,13 +91,13 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant string, 
 		return
 	case err != nil:
 		p.log.ErrorContext(ctx, "reading the user failed", "tenant", tenant, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the code could not be redeemed"))
 		return
 	}
 	userName, email, err := namesOf(ctx, p.cfg.Users, tenant, u)
 	if err != nil {
 		p.log.ErrorContext(ctx, "reading the user's names failed", "tenant", tenant, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the code could not be redeemed"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the code could not be redeemed"))
 		return
 	}
 	now := p.now()
@@ -115,7 +115,7 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant string, 
 	})
 	if err != nil {
 		p.log.ErrorContext(r.Context(), "signing an ID token failed", "tenant", tenant, "err", err)
-		p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the ID token could not be signed"))
+		p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the ID token could not be signed"))
 		return
 	}
 	body := make([]byte, 0, len(tok)+128)
@@ -126,7 +126,7 @@ func (p *provider) issue(w http.ResponseWriter, r *http.Request, tenant string, 
 		at, err := p.newAccessToken(ctx, tenant, clientID, grant, now)
 		if err != nil {
 			p.log.ErrorContext(ctx, "storing an access token failed", "tenant", tenant, "err", err)
-			p.tokenError(w, r, http.StatusInternalServerError, newError(errServerError, "the access token could not be issued"))
+			p.tokenError(w, r, http.StatusInternalServerError, serverError(err, "the access token could not be issued"))
 			return
 		}
 		body = append(body, `","access_token":"`...)
@@ -173,7 +173,7 @@ func (p *provider) authenticateClient(r *http.Request, tenant string, form url.V
 	c, err := p.cfg.Clients.Get(r.Context(), tenant, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		p.log.ErrorContext(r.Context(), "reading a client failed", "tenant", tenant, "err", err)
-		return nil, hasBasic, newError(errServerError, "the client could not be authenticated")
+		return nil, hasBasic, serverError(err, "the client could not be authenticated")
 	}
 	want := [32]byte{}
 	if c != nil {
@@ -235,7 +235,7 @@ func (p *provider) clientRequest(w http.ResponseWriter, r *http.Request, tenant 
 				w.Header().Set("WWW-Authenticate", `Basic realm="`+p.issuer(tenant)+`"`)
 			}
 			p.tokenError(w, r, http.StatusUnauthorized, e)
-		} else if e.Code == errServerError {
+		} else if e.Code == errServerError || e.Code == errTemporarilyUnavailable {
 			p.tokenError(w, r, http.StatusInternalServerError, e)
 		} else {
 			p.tokenError(w, r, http.StatusBadRequest, e)

@@ -92,7 +92,7 @@ func (p *provider) userinfo(w http.ResponseWriter, r *http.Request, tenant strin
 		return
 	case err != nil:
 		p.log.ErrorContext(ctx, "reading an access token failed", "tenant", tenant, "err", err)
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return
 	case at.Tenant != tenant || !p.now().Before(at.Expires):
 		invalid()
@@ -105,7 +105,7 @@ func (p *provider) userinfo(w http.ResponseWriter, r *http.Request, tenant strin
 		return
 	case err != nil:
 		p.log.ErrorContext(ctx, "reading the user failed", "tenant", tenant, "err", err)
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return
 	}
 	// The identity claims follow the ID token's rule, decided in one place (namesOf): a name
@@ -113,7 +113,7 @@ func (p *provider) userinfo(w http.ResponseWriter, r *http.Request, tenant strin
 	userName, email, err := namesOf(ctx, p.cfg.Users, tenant, u)
 	if err != nil {
 		p.log.ErrorContext(ctx, "reading the user's names failed", "tenant", tenant, "err", err)
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return
 	}
 	body, err := json.Marshal(struct {
@@ -123,7 +123,7 @@ func (p *provider) userinfo(w http.ResponseWriter, r *http.Request, tenant strin
 	}{Sub: u.ID, PreferredUsername: userName, Email: email})
 	if err != nil {
 		p.log.ErrorContext(ctx, "encoding userinfo failed", "err", err)
-		http.Error(w, "internal server error", http.StatusInternalServerError)
+		plainServerError(w, err)
 		return
 	}
 	writeNoStoreJSON(w, http.StatusOK, body)

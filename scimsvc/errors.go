@@ -57,8 +57,8 @@ type errorBody struct {
 }
 
 // asError maps any error a handler returns to the SCIM error a client sees. Store sentinels,
-// oversized bodies and filter errors have fixed mappings; anything else is a 500 whose detail says
-// nothing internal. internal reports whether err was unexpected, so the caller logs it.
+// oversized bodies and filter errors have fixed mappings; a store that is unavailable
+// (store.ErrUnavailable) is a 503; anything else is a 500 whose detail says nothing internal. internal reports whether err was unexpected, so the caller logs it.
 func asError(err error) (e *Error, internal bool) {
 	var se *Error
 	var tooBig *http.MaxBytesError
@@ -66,6 +66,8 @@ func asError(err error) (e *Error, internal bool) {
 	switch {
 	case errors.As(err, &se):
 		return se, false
+	case errors.Is(err, store.ErrUnavailable):
+		return &Error{Status: http.StatusServiceUnavailable, Detail: "the service is temporarily unavailable; retry later"}, true
 	case errors.As(err, &tooBig):
 		return &Error{Status: http.StatusRequestEntityTooLarge,
 			Detail: "the request body is larger than " + strconv.FormatInt(tooBig.Limit, 10) + " bytes"}, false
@@ -93,6 +95,15 @@ func asError(err error) (e *Error, internal bool) {
 // logged at Debug.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, internal := asError(err)
+	if errors.Is(err, store.ErrUnavailable) {
+		// The store cannot answer now (its database stopped, full, out of connections): the
+		// request was fine and may be sent again in a moment.
+		h.log.ErrorContext(r.Context(), "scim request failed: the store is unavailable", "method", r.Method,
+			"path", logPath(r), "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
+		writeErrorBody(w, e)
+		return
+	}
 	if internal && (errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded)) {
 		// The request's deadline (Config.RequestTimeout) passed in a store call: the store
 		// is slow or busy rather than the request wrong, so the client may try again.
@@ -117,6 +128,9 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	writeErrorBody(w, e)
 }
+
+// retryAfterUnavailable is the Retry-After of a 503 for store.ErrUnavailable, in seconds.
+const retryAfterUnavailable = int(store.UnavailableRetryAfter / time.Second)
 
 // retryAfterTimeout is the Retry-After of a request that timed out, in seconds: the request
 // timeout, at least a second, so a busy store gets as long again before the retry.

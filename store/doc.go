@@ -29,7 +29,10 @@
 // SigningKeys.Tenants pages through the tenants that have keys. A contract that changes is named
 // in the repository's CHANGELOG.md, with what a host's own backend must do.
 //
-// Errors are the sentinels below, wrapped with context: test them with errors.Is.
+// Errors are the sentinels below, wrapped with context: test them with errors.Is. A backend
+// that cannot answer now (its database stopped, restarting, out of connections or disk,
+// read-only, locked) returns ErrUnavailable wrapped beside the cause, from any method: the
+// handlers answer 503 with Retry-After for it, and 500 for an error they cannot place.
 //
 // Tenants are many — a host may have 100,000 — so Tenants.List returns a page of at most
 // MaxTenantPage tenants after a cursor (the last id of the page before) and Tenants.Count

@@ -1,6 +1,9 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Sentinel errors. Stores wrap them with context; callers test with errors.Is.
 var (
@@ -22,4 +25,16 @@ var (
 	ErrVersionMismatch = errors.New("version mismatch")
 	// ErrUsed: an authorization code was consumed before (a replay).
 	ErrUsed = errors.New("already used")
+	// ErrUnavailable: the store cannot answer now, through no fault of the request: its
+	// database is stopped, restarting, out of connections, out of disk, read-only or locked
+	// past its busy timeout, or no connection came free before the request's deadline. A
+	// later attempt may succeed. Backends wrap it beside the cause (errors.Is finds both);
+	// handlers answer 503 with a Retry-After of UnavailableRetryAfter. A host's own backend
+	// returns it for the same conditions to get the same answers.
+	ErrUnavailable = errors.New("store unavailable")
 )
+
+// UnavailableRetryAfter is the Retry-After that visid's handlers send with the 503 of an
+// ErrUnavailable: long enough for a database to restart or a connection to come free, short
+// enough that a client's retry finds the store back soon after.
+const UnavailableRetryAfter = 5 * time.Second

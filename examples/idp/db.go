@@ -37,6 +37,9 @@ type database struct {
 	kek []byte
 	// close releases the store.
 	close func() error
+	// probe checks that the store takes writes, leaving nothing behind (sqlstore.Store.Probe);
+	// nil for the in-memory store.
+	probe func(context.Context) error
 }
 
 // openDB opens the store that a -db value names and brings its schema up to date:
@@ -68,7 +71,7 @@ func openDB(ctx context.Context, db string) (*database, error) {
 		s.Close()
 		return nil, err
 	}
-	d := &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close}
+	d := &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close, probe: s.Probe}
 	if err := checkKEK(ctx, d, db); err != nil {
 		d.close()
 		return nil, err
@@ -145,7 +148,7 @@ func existingStore(ctx context.Context, raw *sqlstore.Store, db, path string) (*
 	if err := s.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	d := &database{Backend: s.Backend(), persistent: true, kek: kek, close: raw.Close}
+	d := &database{Backend: s.Backend(), persistent: true, kek: kek, close: raw.Close, probe: s.Probe}
 	if err := checkKEK(ctx, d, db); err != nil {
 		return nil, err
 	}

@@ -33,15 +33,22 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/store"
 )
 
 func main() {
+	// go-redis's own lines (a Redis outage makes many) go through slog, in the format of the
+	// service's log, rather than to stderr as they are. Its logger is the process's, so it is
+	// set here, once, and never by run.
+	redis.SetLogger(redisLogger{log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	os.Exit(exitCode(cli.RunInterruptible(run), os.Stderr))
 }
 
@@ -192,10 +199,12 @@ const usage = `Usage:
                                                 prints webhook_id=… and webhook_secret=… (shown
                                                 this once); the service delivers them
   idp webhook list --tenant T [-db DB]          list tenant T's endpoints and their delivery
+                                                (status, next_attempt)
   idp webhook delete --tenant T <webhook id> [-db DB]
                                                 delete an endpoint (webhook_…)
   idp webhook resume --tenant T <webhook id> [-db DB]
-                                                deliver again to an endpoint marked failing
+                                                deliver again to an endpoint marked failing,
+                                                or retry a retrying one now
   idp events --tenant T [--after C] [--follow] [-db DB]
                                                 print tenant T's events, one JSON object a
                                                 line, oldest first; --follow waits for more

@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -39,9 +42,18 @@ var tracerProvider = noop.NewTracerProvider()
 // newMeterProvider is an OpenTelemetry SDK meter provider whose metrics a Prometheus scrape of
 // the returned handler reads, through the OpenTelemetry Prometheus exporter. It keeps no
 // exemplars: they name sampled spans, and the service has none (tracerProvider), so a
-// measurement need not look for one.
+// measurement need not look for one. Beside them the scrape has the Prometheus client's Go
+// runtime metrics (go_goroutines, go_memstats_…, go_gc_duration_seconds) and process metrics
+// (process_resident_memory_bytes, process_open_fds, process_cpu_seconds_total), the names
+// every Go dashboard expects.
 func newMeterProvider() (*sdkmetric.MeterProvider, http.Handler, error) {
 	reg := prometheus.NewRegistry()
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, nil, fmt.Errorf("the Go runtime metrics: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, nil, fmt.Errorf("the process metrics: %w", err)
+	}
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the Prometheus exporter: %w", err)
@@ -50,22 +62,36 @@ func newMeterProvider() (*sdkmetric.MeterProvider, http.Handler, error) {
 	return mp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
-// readiness checks what the service needs to serve: the store answers a read, Redis (when
-// configured) answers a PING, and the signing keys are loaded.
+// checkEvery is how long a result of the store's and Redis's checks is reused: the store's
+// write probe and Redis's PING run at most once in that time, however often the balancer asks
+// /readyz or Prometheus scrapes.
+const checkEvery = 5 * time.Second
+
+// readiness checks what the service needs to serve traffic: the store answers a read and takes
+// a write (probe), and the signing keys can be read. Redis is not one of them: without it the
+// rate limits fall back to each instance's memory, so an outage shows in /healthz, the metric
+// visid_redis_up and the log, and the instance stays ready.
 type readiness struct {
 	tenants store.Tenants
-	redis   func(context.Context) error // nil: no Redis
-	keys    store.SigningKeys
-	log     *slog.Logger
+	// probe checks that the store takes writes, leaving nothing (sqlstore's Probe); nil: the
+	// store always does (memory).
+	probe func(context.Context) error
+	redis *redisHealth // nil: no Redis
+	keys  store.SigningKeys
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	storeAt   time.Time // when storeErr was found; zero: never
+	storeErr  error
+	storeBusy chan struct{} // closed when the running store check ends; nil when none runs
 }
 
-// check runs every check and returns what each found: "ok" or why not.
+// check runs every check and returns what each found: "ok" or why not. failed names the checks
+// that make the instance unready.
 func (rd *readiness) check(ctx context.Context) (checks map[string]string, failed []string) {
 	checks = map[string]string{}
-	run := func(name string, f func(ctx context.Context) error) {
-		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-		defer cancel()
-		if err := f(ctx); err != nil {
+	result := func(name string, err error) {
+		if err != nil {
 			rd.log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
 			checks[name] = "failed"
 			failed = append(failed, name)
@@ -73,30 +99,125 @@ func (rd *readiness) check(ctx context.Context) (checks map[string]string, faile
 		}
 		checks[name] = "ok"
 	}
-	run("store", func(ctx context.Context) error {
-		_, err := rd.tenants.Get(ctx, demoTenant)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil // the store answered
-		}
-		return err
-	})
+	result("store", rd.storeCheck(ctx))
 	if rd.redis != nil {
-		run("redis", rd.redis)
+		checks["redis"] = rd.redis.state(ctx)
 	}
-	run("signing_key", func(ctx context.Context) error {
-		// The key ring serves keys from memory; what may fail is the store they come from.
-		return openSigningKeys(ctx, rd.keys)
-	})
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	// The key ring serves keys from memory; what may fail is the store they come from.
+	result("signing_key", openSigningKeys(ctx, rd.keys))
 	return checks, failed
 }
 
-// adminHandler serves /metrics, /healthz (the process is up) and /readyz (200 when every check
-// of rd passes, otherwise 503; both with a JSON body naming each check's result).
+// storeCheck reads a tenant and runs the write probe, or returns the result of a check less than
+// checkEvery old. Requests that come while a check runs wait for its result.
+func (rd *readiness) storeCheck(ctx context.Context) error {
+	rd.mu.Lock()
+	for rd.storeBusy != nil {
+		busy := rd.storeBusy
+		rd.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		rd.mu.Lock()
+	}
+	if !rd.storeAt.IsZero() && time.Since(rd.storeAt) < checkEvery {
+		err := rd.storeErr
+		rd.mu.Unlock()
+		return err
+	}
+	busy := make(chan struct{})
+	rd.storeBusy = busy
+	rd.mu.Unlock()
+
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readyTimeout)
+	defer cancel()
+	_, err := rd.tenants.Get(cctx, demoTenant)
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil // the store answered
+	}
+	if err == nil && rd.probe != nil {
+		if perr := rd.probe(cctx); perr != nil {
+			err = fmt.Errorf("the store answers reads but takes no write: %w", perr)
+		}
+	}
+	rd.mu.Lock()
+	rd.storeAt, rd.storeErr, rd.storeBusy = time.Now(), err, nil
+	rd.mu.Unlock()
+	close(busy)
+	return err
+}
+
+// redisHealth follows whether the Redis of the rate limits answers: it pings at most every
+// checkEvery, and logs when Redis goes away and comes back.
+type redisHealth struct {
+	ping func(context.Context) error
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	checked time.Time
+	up      bool
+}
+
+// state is "ok" when Redis answered its last PING, else "unreachable".
+func (h *redisHealth) state(ctx context.Context) string {
+	if h.isUp(ctx) {
+		return "ok"
+	}
+	return "unreachable"
+}
+
+// isUp pings Redis unless it did less than checkEvery ago, and reports whether it answered.
+func (h *redisHealth) isUp(ctx context.Context) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.checked.IsZero() && time.Since(h.checked) < checkEvery {
+		return h.up
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	err := h.ping(ctx)
+	up := err == nil
+	switch {
+	case !up && (h.up || h.checked.IsZero()):
+		h.log.WarnContext(ctx, "redis unreachable: the rate limits fall back to this instance's memory", "err", err)
+	case up && !h.up && !h.checked.IsZero():
+		h.log.InfoContext(ctx, "redis reachable again: the rate limits are shared again")
+	}
+	h.checked, h.up = time.Now(), up
+	return up
+}
+
+// observe registers the gauge visid_redis_up (1 when Redis answers, 0 when not) with mp.
+func (h *redisHealth) observe(mp metric.MeterProvider) error {
+	_, err := mp.Meter("github.com/visid/visid/examples/idp").Int64ObservableGauge("visid.redis.up",
+		metric.WithDescription("Whether the Redis of the shared rate limits answers (1) or not (0): without it each instance limits in its own memory."),
+		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
+			v := int64(0)
+			if h.isUp(ctx) {
+				v = 1
+			}
+			o.Observe(v)
+			return nil
+		}))
+	return err
+}
+
+// adminHandler serves /metrics, /healthz (200 while the process is up; its JSON names the
+// state of Redis when there is one) and /readyz (200 when every check of rd passes, otherwise
+// 503; its JSON names each check's result).
 func adminHandler(metrics http.Handler, rd *readiness) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		body := map[string]any{"status": "ok"}
+		if rd.redis != nil {
+			body["checks"] = map[string]string{"redis": rd.redis.state(r.Context())}
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		checks, failed := rd.check(r.Context())

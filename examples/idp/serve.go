@@ -158,7 +158,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	go deliverer.Run(ctx, webhookInterval)
 	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler(), redactPath), log)}
 	if adminLn != nil {
-		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: d.SigningKeys, log: log}
+		rd := &readiness{tenants: d.Tenants, probe: d.probe, keys: d.SigningKeys, log: log}
+		if lim.ping != nil {
+			rd.redis = &redisHealth{ping: lim.ping, log: log}
+			if err := rd.redis.observe(mp); err != nil {
+				return err
+			}
+		}
 		servers = append(servers, httpserve.Start(adminLn, adminHandler(metrics, rd), log))
 		log.Info("admin server listening", "addr", adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}

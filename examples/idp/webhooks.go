@@ -103,17 +103,28 @@ func webhookList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("listing the webhook endpoints of tenant %q: %w", *tenant, err)
 	}
 	for _, e := range list {
-		status := "delivering"
-		switch {
-		case e.Delivery.Failing:
-			status = "failing"
-		case e.Delivery.Attempts > 0:
-			status = "retrying"
-		}
-		fmt.Fprintf(stdout, "webhook_id=%s url=%s types=%s status=%s cursor=%s attempts=%d last_error=%q\n",
-			e.ID, e.URL, typesOrAll(e.Types), status, e.Delivery.Cursor, e.Delivery.Attempts, e.Delivery.LastError)
+		fmt.Fprintln(stdout, webhookLine(e))
 	}
 	return nil
+}
+
+// webhookLine is the line of webhook list about e. status is delivering, retrying (attempts
+// failed; the next is due at next_attempt, a UTC time) or failing (delivery gave up:
+// next_attempt=on-resume, nothing is sent until idp webhook resume); a delivering endpoint's
+// next_attempt is now.
+func webhookLine(e store.WebhookEndpoint) string {
+	status, next := "delivering", "now"
+	switch {
+	case e.Delivery.Failing:
+		status, next = "failing", "on-resume"
+	case e.Delivery.Attempts > 0:
+		status = "retrying"
+		if !e.Delivery.NextAttempt.IsZero() {
+			next = e.Delivery.NextAttempt.UTC().Format(time.RFC3339)
+		}
+	}
+	return fmt.Sprintf("webhook_id=%s url=%s types=%s status=%s cursor=%s attempts=%d next_attempt=%s last_error=%q",
+		e.ID, e.URL, typesOrAll(e.Types), status, e.Delivery.Cursor, e.Delivery.Attempts, next, e.Delivery.LastError)
 }
 
 // webhookByID is "idp webhook delete|resume --tenant T <webhook id>".

@@ -8,6 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
+
+	"golang.org/x/text/language"
 
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/store"
@@ -283,8 +287,19 @@ func (a *Authenticator) succeed(w http.ResponseWriter, r *http.Request, l *oidc2
 	l.Succeed(w, r, oidc2fa.Success{Subject: l.Subject, AuthTime: a.now(), Methods: methods})
 }
 
-// internal answers 500 without the error's text and logs the cause.
+// internal answers 500 without the error's text and logs the cause. When the store is
+// unavailable (store.ErrUnavailable) it answers a 503 page with Retry-After instead, that asks
+// the person to reload in a few seconds.
 func (a *Authenticator) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, store.ErrUnavailable) {
+		a.log.ErrorContext(r.Context(), "picture login failed: the store is unavailable", "err", err)
+		prefs, _, _ := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
+		t := a.texts.Match(prefs...)
+		w.Header().Set("Retry-After", strconv.Itoa(int(store.UnavailableRetryAfter/time.Second)))
+		a.render(w, r, http.StatusServiceUnavailable, "ended", &pageData{T: t, Title: t.Text("ended.title"),
+			Message: t.Text("unavailable.message"), InlineStyle: inlineStyle})
+		return
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		a.log.DebugContext(r.Context(), "picture login request ended early", "err", err)
 	} else {

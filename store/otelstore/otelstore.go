@@ -34,8 +34,9 @@ const instrumentationName = "github.com/visid/visid/store/otelstore"
 
 // MetricOperationDuration is the time of each store call, in seconds, by db.operation.name
 // (the store and method, such as "users.get" or "pictures.add_failure") and, for a call that
-// failed, error.type: "not_found", "conflict", "used", "invalid", "timeout", "canceled" or
-// "other". OpenTelemetry's database conventions name it so.
+// failed, error.type: "not_found", "conflict", "used", "invalid", "unavailable"
+// (store.ErrUnavailable), "timeout", "canceled" or "other". OpenTelemetry's database
+// conventions name it so.
 const MetricOperationDuration = "db.client.operation.duration"
 
 // Attribute keys of the wrapper's metrics and spans.
@@ -139,7 +140,7 @@ func (c call) end(err error) {
 	if c.span != nil {
 		if kind != okKind && c.span.IsRecording() {
 			c.span.SetAttributes(attrErrorType.String(errorTypes[kind]))
-			if kind == otherKind || kind == timeoutKind {
+			if kind == otherKind || kind == timeoutKind || kind == unavailableKind {
 				// Not an answer of the contract but a failure; its text may name the backend's
 				// internals, so only the kind is recorded.
 				c.span.SetStatus(otelcodes.Error, errorTypes[kind])
@@ -160,6 +161,7 @@ const (
 	conflictKind
 	usedKind
 	invalidKind
+	unavailableKind
 	timeoutKind
 	canceledKind
 	otherKind
@@ -167,7 +169,7 @@ const (
 )
 
 // errorTypes are the error.type of each errorKind: "" for none.
-var errorTypes = [numErrorKinds]string{"", "not_found", "conflict", "used", "invalid", "timeout", "canceled", "other"}
+var errorTypes = [numErrorKinds]string{"", "not_found", "conflict", "used", "invalid", "unavailable", "timeout", "canceled", "other"}
 
 // errorKindOf is the kind of err: okKind for nil, a sentinel of package store by name, and
 // otherKind for anything else.
@@ -183,6 +185,8 @@ func errorKindOf(err error) errorKind {
 		return usedKind
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrMemberNotFound):
 		return invalidKind
+	case errors.Is(err, store.ErrUnavailable): // before the deadline, which a wait for a connection wraps too
+		return unavailableKind
 	case errors.Is(err, context.DeadlineExceeded):
 		return timeoutKind
 	case errors.Is(err, context.Canceled):

@@ -3,6 +3,7 @@ package otelstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -176,4 +177,23 @@ func TestNoopTracerStartsNoSpan(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _, _ = b.Users.Get(ctx, "acme", "no-such-user") })
 	withSpans := testing.AllocsPerRun(100, func() { _, _ = global.Users.Get(ctx, "acme", "no-such-user") })
 	assert.Less(t, allocs, withSpans, "no span's allocations")
+}
+
+type unavailableUsers struct{ store.Users }
+
+func (unavailableUsers) Get(context.Context, string, string) (*store.User, error) {
+	return nil, fmt.Errorf("sqlstore: no database connection came free before the deadline: %w: %w",
+		store.ErrUnavailable, context.DeadlineExceeded)
+}
+
+// A store that is unavailable is error.type unavailable, even when a deadline passed waiting
+// for a connection.
+func TestUnavailableKind(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	b, err := otelstore.Wrap(store.Backend{Users: unavailableUsers{}}, otelstore.Config{MeterProvider: mp})
+	require.NoError(t, err)
+	_, err = b.Users.Get(context.Background(), "acme", "u1")
+	require.ErrorIs(t, err, store.ErrUnavailable)
+	assert.Equal(t, map[string]uint64{"db.operation.name=users.get,error.type=unavailable": 1}, durations(t, reader))
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -60,6 +61,21 @@ type Config struct {
 	// yourself (for pgx, the DSN parameter statement_timeout=30000). Every store call also
 	// stops when its ctx is done, on both dialects.
 	StatementTimeout time.Duration
+
+	// MaxOpenConns bounds the connections Open keeps to PostgreSQL, busy and idle together: a
+	// request that finds them all busy waits for one until its ctx ends, and then fails with
+	// store.ErrUnavailable (a 503 with Retry-After from visid's handlers). Size it so that
+	// instances × MaxOpenConns stays below the server's max_connections. Zero:
+	// DefaultMaxOpenConns; negative: no bound. The DSN parameter pool_max_conns (pgx's name) overrides it.
+	// MaxIdleConns, ConnMaxLifetime and ConnMaxIdleTime are database/sql's settings of the same
+	// names; zero: DefaultMaxIdleConns, DefaultConnMaxLifetime, DefaultConnMaxIdleTime, and the
+	// DSN parameters pool_max_idle_conns, pool_max_conn_lifetime and pool_max_conn_idle_time
+	// (durations such as 30m) override them. They apply to PostgreSQL as Open opens it; a
+	// SQLite database keeps Open's own settings, and a Store made by New leaves its DB's.
+	MaxOpenConns    int
+	MaxIdleConns    int
+	ConnMaxLifetime time.Duration
+	ConnMaxIdleTime time.Duration
 
 	// KeyEncryptionKey is the AES-256 key (32 bytes) that encrypts signing keys' private keys
 	// before they are stored. Nil: the Store's SigningKeys.Add and List fail with
@@ -125,6 +141,17 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // DefaultStatementTimeout is the statement_timeout of Config.StatementTimeout's zero value.
 const DefaultStatementTimeout = 30 * time.Second
 
+// The pool's defaults for PostgreSQL: Config.MaxOpenConns, MaxIdleConns, ConnMaxLifetime and
+// ConnMaxIdleTime when zero. Ten connections serve a few hundred requests a second (a store call
+// holds one for a millisecond or two); the lifetime lets a pool follow a server that fails over
+// or a proxy that rebalances.
+const (
+	DefaultMaxOpenConns    = 10
+	DefaultMaxIdleConns    = 10
+	DefaultConnMaxLifetime = 30 * time.Minute
+	DefaultConnMaxIdleTime = 5 * time.Minute
+)
+
 // Open opens the database dsn names and returns a Store over it with the rest of cfg, whose DB
 // and Dialect must be unset. Close closes the database.
 //
@@ -132,7 +159,9 @@ const DefaultStatementTimeout = 30 * time.Second
 //     timeout of 10 s and foreign keys on. PATH may carry further modernc.org/sqlite DSN
 //     parameters after a '?'; ":memory:" is a private in-memory database on one connection.
 //   - "postgres://…" or "postgresql://…" opens PostgreSQL through pgx, every connection with
-//     the statement_timeout of cfg.StatementTimeout.
+//     the statement_timeout of cfg.StatementTimeout, in a pool bounded by cfg.MaxOpenConns
+//     (DefaultMaxOpenConns); the parameters pool_max_conns, pool_max_idle_conns,
+//     pool_max_conn_lifetime and pool_max_conn_idle_time set the pool instead of cfg.
 func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 	if cfg.DB != nil || cfg.Dialect != 0 {
 		return nil, errors.New("sqlstore: Config.Open: DB and Dialect come from the dsn and must be unset")
@@ -169,6 +198,10 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 		}
 		cfg.Dialect = SQLite
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		dsn, pool, err := cfg.pool(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: Open: %w", err)
+		}
 		pc, err := pgx.ParseConfig(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: Open: %w", err)
@@ -177,6 +210,14 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 			pc.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(t.Milliseconds(), 1), 10)
 		}
 		db = stdlib.OpenDB(*pc)
+		db.SetMaxOpenConns(pool.MaxOpenConns)
+		idle := pool.MaxIdleConns
+		if pool.MaxOpenConns > 0 {
+			idle = min(idle, pool.MaxOpenConns)
+		}
+		db.SetMaxIdleConns(idle)
+		db.SetConnMaxLifetime(pool.ConnMaxLifetime)
+		db.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 		cfg.Dialect = Postgres
 	default:
 		return nil, errors.New(`sqlstore: Open: the dsn must start with "sqlite:", "postgres://" or "postgresql://"`)
@@ -193,6 +234,78 @@ func (cfg Config) Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s.own = true
 	return s, nil
+}
+
+// poolParams are the DSN parameters of the pool's settings, named as pgx's pgxpool names them.
+// pgx's database/sql driver would send them to the server as settings, which it refuses, so
+// pool takes them out of the DSN.
+var poolParams = [...]string{"pool_max_conns", "pool_max_idle_conns", "pool_max_conn_lifetime", "pool_max_conn_idle_time"}
+
+// pool returns dsn without the pool's parameters, and cfg's pool settings with the defaults
+// filled in and the DSN's parameters applied.
+func (cfg Config) pool(dsn string) (string, Config, error) {
+	p := Config{
+		MaxOpenConns:    orDefault(cfg.MaxOpenConns, DefaultMaxOpenConns),
+		MaxIdleConns:    orDefault(cfg.MaxIdleConns, DefaultMaxIdleConns),
+		ConnMaxLifetime: orDefault(cfg.ConnMaxLifetime, DefaultConnMaxLifetime),
+		ConnMaxIdleTime: orDefault(cfg.ConnMaxIdleTime, DefaultConnMaxIdleTime),
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", p, errors.New("the PostgreSQL URL does not parse") // the error would quote the password
+	}
+	q := u.Query()
+	found := false
+	for _, name := range poolParams {
+		if !q.Has(name) {
+			continue
+		}
+		found = true
+		v := q.Get(name)
+		q.Del(name)
+		var err error
+		switch name {
+		case "pool_max_conns":
+			p.MaxOpenConns, err = positive(name, v)
+		case "pool_max_idle_conns":
+			p.MaxIdleConns, err = positive(name, v)
+		case "pool_max_conn_lifetime":
+			p.ConnMaxLifetime, err = duration(name, v)
+		case "pool_max_conn_idle_time":
+			p.ConnMaxIdleTime, err = duration(name, v)
+		}
+		if err != nil {
+			return "", p, err
+		}
+	}
+	if !found {
+		return dsn, p, nil
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), p, nil
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func positive(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a whole number of at least 1", name, v)
+	}
+	return n, nil
+}
+
+func duration(name, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 30m", name, v)
+	}
+	return d, nil
 }
 
 // statementTimeout returns the statement_timeout Open sets, 0 for none.

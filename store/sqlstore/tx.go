@@ -104,12 +104,12 @@ const maxAttempts = 8
 // A text parameter that PostgreSQL refuses (not UTF-8, or NUL) fails the write with
 // store.ErrInvalid, never an internal error.
 func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
-	return textError(retryWrite(ctx, func() error {
+	return unavailable(textError(retryWrite(ctx, func() error {
 		if s.d == sqliteDialect {
 			return s.writeSQLite(ctx, fn)
 		}
 		return s.writePostgres(ctx, fn)
-	}), store.ErrInvalid)
+	}), store.ErrInvalid))
 }
 
 // writeStatement runs fn, whose first statement makes the whole write, outside an explicit
@@ -118,7 +118,16 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 // runs in transactions of its own, so fn must change nothing after its first statement. It is
 // run again after a deadlock or a busy database, as write's transactions are.
 func (s *Store) writeStatement(ctx context.Context, fn func(t *txn) error) error {
-	return textError(retryWrite(ctx, func() error { return fn(&txn{q: s.db, d: s.d}) }), store.ErrInvalid)
+	return unavailable(textError(retryWrite(ctx, func() error {
+		// A connection of its own, taken first, so that a deadline that passes while the
+		// pool has none to give is told apart from one that passes while the statement runs.
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return unavailableWait(err)
+		}
+		defer conn.Close()
+		return fn(&txn{q: conn, d: s.d})
+	}), store.ErrInvalid))
 }
 
 // retryWrite runs write, and again after a retryable error, up to maxAttempts times.
@@ -140,12 +149,12 @@ func (s *Store) writeSQLite(ctx context.Context, fn func(t *txn) error) (err err
 	select {
 	case s.wsem <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return unavailableWait(ctx.Err())
 	}
 	defer func() { <-s.wsem }()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return err
+		return unavailableWait(err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
@@ -174,7 +183,7 @@ func (s *Store) writeSQLite(ctx context.Context, fn func(t *txn) error) (err err
 func (s *Store) writePostgres(ctx context.Context, fn func(t *txn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return unavailableWait(err)
 	}
 	if err := fn(&txn{q: tx, d: postgresDialect}); err != nil {
 		tx.Rollback()
@@ -187,7 +196,7 @@ func (s *Store) writePostgres(ctx context.Context, fn func(t *txn) error) error 
 // A text parameter that PostgreSQL refuses (not UTF-8, or NUL) names nothing stored, as no
 // stored value can hold it: the read fails with store.ErrNotFound.
 func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
-	return textError(s.readTx(ctx, fn), store.ErrNotFound)
+	return unavailable(textError(s.readTx(ctx, fn), store.ErrNotFound))
 }
 
 func (s *Store) readTx(ctx context.Context, fn func(t *txn) error) error {
@@ -198,7 +207,7 @@ func (s *Store) readTx(ctx context.Context, fn func(t *txn) error) error {
 	for attempt := 1; ; attempt++ {
 		tx, err := s.db.BeginTx(ctx, opts)
 		if err != nil {
-			return err
+			return unavailableWait(err)
 		}
 		err = fn(&txn{q: tx, d: s.d})
 		if err != nil {

@@ -40,5 +40,12 @@
 //     say, on every store;
 //   - Extensions: host-defined schema extensions and their uniqueness.
 //
+// Every method of every contract returns store.ErrUnavailable, wrapped, when the backend cannot
+// answer now (its database stopped, restarting, out of connections or disk, read-only, locked
+// past its busy timeout): handlers answer 503 with Retry-After for it and 500 for any error they
+// cannot place. The suite has no subtest for it: it cannot make a backend's database go away
+// without knowing the backend, so each backend tests it in its own tests (store/sqlstore stops
+// a PostgreSQL server of its own and fills a SQLite file; see TestUnavailable… there).
+//
 // Writing a backend of your own is described in https://github.com/visid/visid/blob/main/docs/production.md#writing-your-own-backend.
 package storetest
