@@ -102,6 +102,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
+	if demoMode.enabled(*db) {
+		if err := checkDemoStore(ctx, d.Tenants, *db, stderr); err != nil {
+			return err
+		}
+	}
 	mp, metrics, err := newMeterProvider()
 	if err != nil {
 		return err
