@@ -143,6 +143,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	svc.demo = demoMode.enabled(*db)
 	var adminLn net.Listener
 	if *adminAddr != "" {
 		if adminLn, err = listen(ctx, "admin-addr", *adminAddr, adminAddrFix); err != nil {
