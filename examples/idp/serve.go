@@ -93,6 +93,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(logOut.Now(), logOpts))
 	accessLog := httpserve.NewAccessLogger(logOut, level)
 
+	// A start that fails removes the store files it made (after closing the store: defers
+	// run last first).
+	made, started := filesNotYetThere(*db), false
+	defer func() {
+		if !started {
+			made.remove()
+		}
+	}()
 	d, err := openDB(ctx, *db)
 	if err != nil {
 		return err
@@ -162,6 +170,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go deliverer.Run(ctx, webhookInterval)
+	started = true
 	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler(), redactPath), log)}
 	if adminLn != nil {
 		rd := &readiness{tenants: d.Tenants, redis: lim.ping, keys: d.SigningKeys, log: log}
