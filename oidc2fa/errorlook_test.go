@@ -27,3 +27,16 @@ func TestErrorPageTenantLook(t *testing.T) {
 	rec = e.sendAuthorize("GET", "nobody", p)
 	assert.NotContains(t, rec.Body.String(), "Acme Corp")
 }
+
+// TestErrorPageTenantIcon: a tenant's logo is the icon of its error page, allowed by the page's
+// policy.
+func TestErrorPageTenantIcon(t *testing.T) {
+	e := newEnv(t)
+	tn := e.setLook(func(tn *store.Tenant) { tn.DisplayName, tn.Logo = "Acme Corp", testLogo(t) })
+	p := e.authParams()
+	p.Set("client_id", "client_nope")
+	rec := e.sendAuthorize("GET", "acme", p)
+	requirePage(t, rec, http.StatusBadRequest)
+	assert.Contains(t, rec.Body.String(), `<link rel="icon" href="/oidc`+logoPath(tn)+`">`)
+	assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "img-src 'self'")
+}

@@ -16,6 +16,7 @@ const startPageTemplate = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>visid identity service</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>
 body { font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
 code { font-size: 0.95em; word-break: break-all; }
@@ -113,7 +114,7 @@ func (s *services) startPage() http.Handler {
 func writeStartPage(w http.ResponseWriter, page []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(page)))
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(page)
 }

@@ -59,3 +59,25 @@ func TestHomeOutsideDemo(t *testing.T) {
 	assert.Contains(t, body, "idp tenant list")
 	assert.NotContains(t, body, "acme", "the page names no tenant")
 }
+
+// TestFavicon: the service answers /favicon.ico, which browsers ask for on every page of an
+// origin, with visid's icon, and the start page names it.
+func TestFavicon(t *testing.T) {
+	s := startService(t, "-demo=false")
+	base := s.vars["base_url"]
+	for _, p := range []string{"/favicon.ico", "/favicon.svg"} {
+		resp, err := http.Get(base + p)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, p)
+		assert.Equal(t, "image/svg+xml", resp.Header.Get("Content-Type"), p)
+		assert.Contains(t, string(body), "<svg", p)
+	}
+	resp, err := http.Get(base + "/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `<link rel="icon" href="/favicon.svg"`)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "img-src 'self'")
+}

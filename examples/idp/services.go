@@ -249,6 +249,8 @@ func (s *services) handler() http.Handler {
 	mux.Handle(scimPrefix+"/", http.StripPrefix(scimPrefix, s.scim))
 	mux.Handle(oidcPrefix+"/", http.StripPrefix(oidcPrefix, s.oidc))
 	mux.Handle("GET /{$}", s.startPage())
+	mux.Handle("GET /favicon.ico", favicon())
+	mux.Handle("GET /favicon.svg", favicon())
 	return mux
 }
 
