@@ -92,9 +92,17 @@ func (p *provider) enrollmentPage(w http.ResponseWriter, r *http.Request, status
 }
 
 // errorPage answers with the error page headed title that says msg (message keys), in the
-// person's language.
+// person's language, in the look of the tenant the request's path names when it is known
+// (visid's otherwise: an unknown tenant, or a store that cannot be read, shows no one's).
 func (p *provider) errorPage(w http.ResponseWriter, r *http.Request, status int, title, code, msg string) {
-	p.tenantErrorPage(w, r, TenantLook{}, status, title, code, msg)
+	var look TenantLook
+	if tenant := pageLangOf(r).tenant; tenant != "" {
+		if l, err := p.look(r.Context(), tenant); err == nil && l.ID != "" {
+			look = l
+			p.knowTenantLanguage(r, look)
+		}
+	}
+	p.tenantErrorPage(w, r, look, status, title, code, msg)
 }
 
 // tenantErrorPage is errorPage with the look of the tenant the page is about.

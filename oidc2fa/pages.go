@@ -63,8 +63,10 @@ func (t tenantPage) csp() string {
 }
 
 // tenantTemplates are the parts of the provider's pages that show the tenant's look, the same
-// as the picture login's: "accent" in the head, "tenant" above the page's heading.
+// as the picture login's: "accent" in the head (with the tenant's logo as the page's icon),
+// "tenant" above the page's heading.
 const tenantTemplates = `{{define "accent"}}{{with .AccentStyle}}<style>{{.}}</style>
+{{end}}{{with .Look.LogoURL}}<link rel="icon" href="{{.}}">
 {{end}}{{end}}{{define "tenant"}}{{with .Look}}{{if .LogoURL}}<p class="tenant"><img class="tenant-logo" src="{{.LogoURL}}" alt="{{.LogoAlt}}"></p>
 {{else if .Name}}<p class="tenant tenant-name">{{.Name}}</p>
 {{end}}{{end}}{{end}}`

@@ -60,9 +60,9 @@ const (
 	// DefaultDocumentationURI is served as the ServiceProviderConfig's documentationUri when
 	// Config.DocumentationURI is empty.
 	DefaultDocumentationURI = "https://github.com/visid/visid/blob/main/docs/scim.md"
-	// ChangePasswordDocumentationURI is the ServiceProviderConfig's
-	// changePassword.documentationUri: it explains why changePassword is not supported (visid
-	// keeps no passwords) and why /Me answers 501.
+	// ChangePasswordDocumentationURI is the page that explains why changePassword is not
+	// supported (visid keeps no passwords) and why /Me answers 501; /Me's error names it. (The
+	// ServiceProviderConfig's changePassword holds only supported, as RFC 7643 §5 defines it.)
 	ChangePasswordDocumentationURI = "https://github.com/visid/visid/blob/main/docs/scim.md#passwords-and-me"
 )
 

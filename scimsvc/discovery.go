@@ -20,12 +20,6 @@ type supported struct {
 	Supported bool `json:"supported"`
 }
 
-// documented is a feature's support with the URI of a page that says more.
-type documented struct {
-	Supported        bool   `json:"supported"`
-	DocumentationURI string `json:"documentationUri"`
-}
-
 type discoveryMeta struct {
 	ResourceType string `json:"resourceType"`
 	Location     string `json:"location"`
@@ -66,7 +60,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		Patch                 supported     `json:"patch"`
 		Bulk                  bulkSupport   `json:"bulk"`
 		Filter                filterSupport `json:"filter"`
-		ChangePassword        documented    `json:"changePassword"`
+		ChangePassword        supported     `json:"changePassword"` // RFC 7643 §5: supported alone
 		Sort                  supported     `json:"sort"`
 		Pagination            pagination    `json:"pagination"`
 		ETag                  supported     `json:"etag"`
@@ -77,7 +71,7 @@ func (h *handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) 
 		DocumentationURI: h.docURI,
 		Patch:            supported{true},
 		ETag:             supported{true}, // meta.version and conditional requests: etag.go
-		ChangePassword:   documented{Supported: false, DocumentationURI: ChangePasswordDocumentationURI},
+		ChangePassword:   supported{false},
 		Bulk:             bulkSupport{Supported: true, MaxOperations: h.bulkMaxOps, MaxPayloadSize: int(h.bulkMaxPayload)},
 		Filter:           filterSupport{Supported: true, MaxResults: MaxResults},
 		Sort:             supported{true},

@@ -360,7 +360,7 @@ func TestServiceProviderConfig(t *testing.T) {
 			assert.Equal(t, map[string]any{"cursor": true, "index": true, "defaultPaginationMethod": "index",
 				"defaultPageSize": float64(100), "maxPageSize": float64(100), "cursorTimeout": float64(3600)}, spc["pagination"])
 			assert.Equal(t, map[string]any{"supported": true}, spc["etag"])
-			assert.Equal(t, map[string]any{"supported": false, "documentationUri": scimsvc.ChangePasswordDocumentationURI}, spc["changePassword"])
+			assert.Equal(t, map[string]any{"supported": false}, spc["changePassword"], "RFC 7643 §5: supported alone")
 			assert.Equal(t, map[string]any{"supported": true, "maxResults": float64(100)}, spc["filter"])
 			schemes, _ := spc["authenticationSchemes"].([]any)
 			require.Len(t, schemes, 1)

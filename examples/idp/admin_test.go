@@ -122,7 +122,7 @@ func TestAdminCommands(t *testing.T) {
 		{
 			name:  "unknown flag",
 			args:  []string{"apikey", "create", "--tenant", "acme", "--scope", "scim"},
-			err:   "flag provided but not defined: -scope",
+			err:   "unknown flag --scope",
 			usage: true,
 		},
 	} {

@@ -229,7 +229,7 @@ func TestClientCommands(t *testing.T) {
 		{
 			name:  "unknown flag",
 			args:  []string{"client", "create", "--tenant", "acme", "--name", "App", "--redirect-uris", uri},
-			err:   "flag provided but not defined: -redirect-uris",
+			err:   "unknown flag --redirect-uris; did you mean --redirect-uri?",
 			usage: true,
 		},
 	} {

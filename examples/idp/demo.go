@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/visid/visid/examples/internal/cli"
 	"github.com/visid/visid/oidc2fa"
 	"github.com/visid/visid/oidc2fa/picture"
 	"github.com/visid/visid/scimsvc"
@@ -264,4 +265,29 @@ func adminCommand(db, args string) string {
 		cmd += " -db " + shellQuote(redactDSN(db))
 	}
 	return cmd
+}
+
+// checkDemoStore refuses demo mode on a store that holds a tenant other than demo: demo mode
+// writes only into an empty store or one that holds the demo tenant alone, never the published
+// demo secrets beside an operator's tenants. It reads at most two tenants and writes nothing;
+// the refusal is one line on stderr and a *cli.UsageError (exit status 2).
+func checkDemoStore(ctx context.Context, tenants store.Tenants, db string, stderr io.Writer) error {
+	page, err := tenants.List(ctx, "", 2)
+	if err != nil {
+		return fmt.Errorf("reading the tenants: %w", err)
+	}
+	var other string
+	for _, t := range page {
+		if t.ID != demoTenant {
+			other = t.ID
+			break
+		}
+	}
+	if other == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("the store %s holds tenant %q, not only the demo: demo mode would add tenant %q with published secrets to it; "+
+		"start with -demo=false", redactDSN(db), other, demoTenant)
+	fmt.Fprintf(stderr, "idp: %s\n", msg)
+	return &cli.UsageError{Msg: msg, Printed: true}
 }

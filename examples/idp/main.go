@@ -57,6 +57,10 @@ func main() {
 // graceful shutdown. A mistake on the command line is a *cli.UsageError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	args = cli.CommandFirst(args, isCommandWord)
+	if len(args) > 0 && isVersion(args[0]) {
+		printVersion(stdout)
+		return nil
+	}
 	if len(args) == 0 || len(args[0]) > 1 && args[0][0] == '-' && !cli.IsHelp(args[0]) {
 		return serve(ctx, args, stdout, stderr)
 	}
@@ -66,6 +70,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch cmd, rest := args[0], args[1:]; {
+	case cmd == "help" && len(rest) > 0 && usageOf(rest[0]) != "":
+		fmt.Fprint(stdout, usageOf(rest[0]))
+		return nil
 	case cli.IsHelp(cmd) || cmd == "help" || subcommands(cmd) != nil && cli.IsHelp(rest[0]):
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -208,7 +215,8 @@ const usage = `Usage:
   idp events --tenant T [--after C] [--follow] [-db DB]
                                                 print tenant T's events, one JSON object a
                                                 line, oldest first; --follow waits for more
-  idp help                                      print this help
+  idp help [COMMAND]                            print this help, or the part about COMMAND
+  idp version                                   print the module version and VCS revision
 
 Flags of the service:
   -addr HOST:PORT    the address to listen on (default 127.0.0.1:8080; port 0 picks a free port)
@@ -271,7 +279,7 @@ tenants the commands that create the first tenant, its API key and its client.
 func isCommandWord(words []string, arg string) bool {
 	switch len(words) {
 	case 0:
-		return subcommands(arg) != nil || arg == "enroll-link" || arg == "events" || arg == "help"
+		return subcommands(arg) != nil || arg == "enroll-link" || arg == "events" || arg == "help" || arg == "version"
 	case 1:
 		return slices.Contains(subcommands(words[0]), arg)
 	}

@@ -93,6 +93,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(logOut.Now(), logOpts))
 	accessLog := httpserve.NewAccessLogger(logOut, level)
 
+	// A start that fails removes the store files it made (after closing the store: defers
+	// run last first).
+	made, started := filesNotYetThere(*db), false
+	defer func() {
+		if !started {
+			made.remove()
+		}
+	}()
 	d, err := openDB(ctx, *db)
 	if err != nil {
 		return err
@@ -102,6 +110,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("closing the store", "err", err)
 		}
 	}()
+	if demoMode.enabled(*db) {
+		if err := checkDemoStore(ctx, d.Tenants, *db, stderr); err != nil {
+			return err
+		}
+	}
 	mp, metrics, err := newMeterProvider()
 	if err != nil {
 		return err
@@ -138,6 +151,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	svc.demo = demoMode.enabled(*db)
 	var adminLn net.Listener
 	if *adminAddr != "" {
 		if adminLn, err = listen(ctx, "admin-addr", *adminAddr, adminAddrFix); err != nil {
@@ -156,6 +170,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	go deliverer.Run(ctx, webhookInterval)
+	started = true
 	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler(), redactPath), log)}
 	if adminLn != nil {
 		rd := &readiness{tenants: d.Tenants, probe: d.probe, keys: d.SigningKeys, log: log}

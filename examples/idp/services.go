@@ -143,6 +143,8 @@ type services struct {
 	oidcConfig oidc2fa.Config
 	// baseURL is the service's public URL, for the start page.
 	baseURL string
+	// demo reports demo mode, for the start page.
+	demo bool
 }
 
 // newServices builds every API over backend; baseURL is the service's public URL without a
@@ -246,7 +248,9 @@ func (s *services) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(scimPrefix+"/", http.StripPrefix(scimPrefix, s.scim))
 	mux.Handle(oidcPrefix+"/", http.StripPrefix(oidcPrefix, s.oidc))
-	mux.Handle("GET /{$}", startPage(s.baseURL))
+	mux.Handle("GET /{$}", s.startPage())
+	mux.Handle("GET /favicon.ico", favicon())
+	mux.Handle("GET /favicon.svg", favicon())
 	return mux
 }
 

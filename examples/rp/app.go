@@ -170,11 +170,13 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
-		// access_denied is a cancel as often as a wrong picture, and visid does not say which:
-		// the page blames nobody.
+		// access_denied is a cancel, wrong pictures or a locked picture password, and visid
+		// deliberately does not say which (a lock would tell a stranger that the user exists):
+		// the page blames nobody and says what each case asks of the person.
 		a.pages.problem(w, r, http.StatusForbidden, "The sign-in was not finished",
-			"The second step was cancelled or not completed, so you are not signed in. "+
-				"Nothing was changed: you can sign in again from the start page.")
+			"The second step was not passed, so you are not signed in. If you stopped it, sign in again from the start page. "+
+				"After several wrong pictures visid locks the picture password for a while, a minute at first and longer "+
+				"after each lock: wait before you try again, or ask your administrator to unlock it.")
 		return
 	case errors.As(err, &authErr):
 		a.log.WarnContext(ctx, "visid refused the sign-in", "error", authErr.Code, "description", authErr.Description)

@@ -118,6 +118,8 @@ func TestSecondFactorDenied(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, p.status)
 	assert.True(t, strings.HasPrefix(p.url, a.url+"/callback?"), p.url)
 	assert.Contains(t, p.body, "The sign-in was not finished")
+	assert.Contains(t, p.body, "locks the picture password for a while", "a locked factor is named as a possible cause")
+	assert.NotContains(t, p.body, "cancelled or not completed")
 	assert.Contains(t, p.body, `<a href="/">Start again</a>`)
 
 	p = b.get(a.url + "/")

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ type visid struct {
 	users    map[string]*store.User // by userName
 }
 
-func newVisid(t *testing.T, autoApprove bool) *visid {
+func newVisid(t *testing.T, autoApprove bool, configure ...func(*oidc2fa.Config, store.Backend)) *visid {
 	t.Helper()
 	ctx := context.Background()
 	mux := http.NewServeMux()
@@ -63,13 +64,17 @@ func newVisid(t *testing.T, autoApprove bool) *visid {
 	v.clientID, v.secret = client.ID, secret
 	keys, err := oidc2fa.NewKeyRing(oidc2fa.KeyRingConfig{})
 	require.NoError(t, err)
-	provider, err := oidc2fa.New(oidc2fa.Config{
+	cfg := oidc2fa.Config{
 		Tenants: b.Tenants, Users: b.Users, Clients: b.Clients, Codes: b.Codes, Interactions: b.Interactions,
 		Authenticator: &authtest.Authenticator{AutoApprove: autoApprove},
 		Signer:        keys,
 		BaseURL:       v.srv.URL + "/oidc",
 		Logger:        slog.New(slog.NewTextHandler(t.Output(), nil)).With("side", "visid"),
-	})
+	}
+	for _, f := range configure {
+		f(&cfg, b)
+	}
+	provider, err := oidc2fa.New(cfg)
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 	return v
@@ -98,7 +103,14 @@ type appRun struct {
 // redirect URI with v. It is stopped when the test ends, unless stop was called.
 func startApp(t *testing.T, v *visid, extra ...string) *appRun {
 	t.Helper()
-	a := runApp(t, append([]string{"-issuer", v.issuer, "-client-id", v.clientID, "-client-secret", v.secret}, extra...)...)
+	// The app checks its callback with visid at start (when visid offers pushed requests), so
+	// it is registered first, on a port free a moment ago.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	v.useApp(t, &appRun{url: "http://" + addr})
+	a := runApp(t, append([]string{"-addr", addr, "-issuer", v.issuer, "-client-id", v.clientID, "-client-secret", v.secret}, extra...)...)
 	v.useApp(t, a)
 	return a
 }

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/visid/visid/examples/internal/httpserve"
@@ -33,8 +35,12 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.addr)
-	if err != nil {
-		return err
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("-addr %s: the address is in use, by another program or another rp: "+
+			"stop it, or give another address with -addr HOST:PORT (port 0 picks a free one)", cfg.addr)
+	case err != nil:
+		return fmt.Errorf("-addr %s: %w", cfg.addr, err)
 	}
 	defer ln.Close() // Serve closes it too; this covers the returns before Serve
 	base := cfg.baseURL
@@ -121,6 +127,21 @@ func connect(ctx context.Context, cfg config, redirectURI string, secure bool, l
 	case err != nil:
 		return nil, fmt.Errorf("visid at %s could not check this app's client id and secret: %w", cfg.issuer, err)
 	}
+	// So is the callback: an unregistered one would fail every sign-in.
+	err = second.CheckRedirectURI(cctx)
+	switch {
+	case errors.Is(err, rp.ErrRedirectURI):
+		return nil, fmt.Errorf("visid at %s does not accept the callback %s for -client-id %s, so every sign-in would fail.\n"+
+			"Register it with visid (this replaces the client's redirect URIs: repeat --redirect-uri for each to keep):\n\n"+
+			"  go run ./examples/idp client set-redirect-uris --tenant %s %s --redirect-uri %s\n\n"+
+			"or give -redirect-uri (or -addr) so that the callback is one visid knows", cfg.issuer, redirectURI, cfg.clientID,
+			tenantOf(cfg.issuer), cfg.clientID, redirectURI)
+	case errors.Is(err, rp.ErrCannotCheck):
+		log.Warn("visid offers no pushed authorization requests: the callback is checked only when a user signs in",
+			"redirect_uri", redirectURI)
+	case err != nil:
+		return nil, fmt.Errorf("visid at %s could not check this app's callback %s: %w", cfg.issuer, redirectURI, err)
+	}
 	return second, nil
 }
 
@@ -134,4 +155,13 @@ func printStart(w io.Writer, base, issuer, redirectURI, usersFile string, extra 
 	fmt.Fprintf(w, "\nThe app checks the password itself, then sends the browser to visid\n"+
 		"(%s) for the second factor, which sends it back to\n%s.\n"+
 		"visid must know the same user, active, in its tenant.\n\nStop the app with Ctrl-C.\n", issuer, redirectURI)
+}
+
+// tenantOf is the tenant of a visid issuer, its last path segment ({base}/oidc/T).
+func tenantOf(issuer string) string {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return "T"
+	}
+	return path.Base(strings.TrimRight(u.Path, "/"))
 }

@@ -74,7 +74,7 @@ func TestUsageErrors(t *testing.T) {
 		{"base url not absolute", append([]string{"-base-url", "app.example.com"}, creds...), []string{"-base-url"}},
 		{"issuer", append([]string{"-issuer", "127.0.0.1:8080/oidc/demo"}, creds...), []string{"-issuer"}},
 		{"redirect uri", append([]string{"-redirect-uri", "/callback"}, creds...), []string{"-redirect-uri"}},
-		{"unknown flag", []string{"-port", "80"}, []string{"-port", "Usage:"}},
+		{"unknown flag", []string{"-port", "80"}, []string{"unknown flag -port", `Run "rp -h" for usage.`}},
 		{"argument", append([]string{"serve"}, creds...), []string{`"serve"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

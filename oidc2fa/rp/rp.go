@@ -105,12 +105,15 @@ type RP struct {
 	token     string
 	enroll    string // the enrollment endpoint; "" when the provider offers none
 	par       string // the pushed authorization request endpoint; "" when not used
-	client    *http.Client
-	now       func() time.Time
-	leeway    time.Duration
-	method    AuthMethod
-	log       *slog.Logger
-	keys      *keyCache
+	// parOffered is the provider's pushed authorization request endpoint, even when
+	// Config.DisablePAR leaves par empty (CheckRedirectURI); "" when it lists none.
+	parOffered string
+	client     *http.Client
+	now        func() time.Time
+	leeway     time.Duration
+	method     AuthMethod
+	log        *slog.Logger
+	keys       *keyCache
 }
 
 // discoveryDoc is the part of the provider metadata the RP reads.
@@ -229,6 +232,7 @@ func New(ctx context.Context, cfg Config) (*RP, error) {
 	case doc.RequirePAR && (cfg.DisablePAR || doc.PAREndpoint == ""):
 		return nil, fmt.Errorf("rp: discovery: the provider requires pushed authorization requests, which Config.DisablePAR turns off or it does not list: %w", ErrDiscovery)
 	}
+	p.parOffered = doc.PAREndpoint
 	if !cfg.DisablePAR {
 		p.par = doc.PAREndpoint
 	}
@@ -326,11 +330,16 @@ type parResponse struct {
 // push sends the authorization request params to the provider's PAR endpoint and returns the
 // request_uri it answers with.
 func (p *RP) push(ctx context.Context, params url.Values) (string, error) {
+	return p.pushTo(ctx, p.par, params)
+}
+
+// pushTo is push to the PAR endpoint endpoint.
+func (p *RP) pushTo(ctx context.Context, endpoint string, params url.Values) (string, error) {
 	form := url.Values{}
 	for k, v := range params {
 		form[k] = v // client_id stays, as RFC 9126 §2.1 asks, whatever the authentication
 	}
-	resp, body, err := p.postForm(ctx, "pushed authorization request", p.par, form)
+	resp, body, err := p.postForm(ctx, "pushed authorization request", endpoint, form)
 	if err != nil {
 		return "", err
 	}

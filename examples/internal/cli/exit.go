@@ -14,6 +14,9 @@ type UsageError struct {
 	Msg string
 	// Printed reports whether the message and the usage have already been written to stderr.
 	Printed bool
+	// Help is the command that prints the usage of what was mistaken ("idp help tenant");
+	// "": the program's own.
+	Help string
 }
 
 // Error returns the message.
@@ -29,6 +32,9 @@ func ExitCode(err error, stderr io.Writer, name, helpCommand string) int {
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		if !ue.Printed {
+			if ue.Help != "" {
+				helpCommand = ue.Help
+			}
 			fmt.Fprintf(stderr, "%s: %v\nRun \"%s\" for usage.\n", name, err, helpCommand)
 		}
 		return 2

@@ -69,12 +69,12 @@ func TestParseMistakes(t *testing.T) {
 				err := parse(fs, args, &stderr)
 				var ue *cli.UsageError
 				require.ErrorAs(t, err, &ue, "%q", args)
-				assert.True(t, ue.Printed)
-				assert.Equal(t, err.Error()+"\n\n"+usage, stderr.String(), "the message, a blank line, the usage")
+				assert.False(t, ue.Printed)
+				assert.Empty(t, stderr.String(), "reported once, by ExitCode")
 
 				var exit bytes.Buffer
 				assert.Equal(t, 2, cli.ExitCode(err, &exit, "prog", "prog -h"))
-				assert.Empty(t, exit.String(), "printed once")
+				assert.Equal(t, "prog: "+err.Error()+"\nRun \"prog -h\" for usage.\n", exit.String(), "one line and the help to run, never the usage")
 			}
 		})
 	}
@@ -138,4 +138,25 @@ func TestCommandFirst(t *testing.T) {
 		got := cli.CommandFirst(strings.Fields(tt.in), isWord)
 		assert.Equal(t, tt.want, strings.Join(got, " "), "%q", tt.in)
 	}
+}
+
+// TestUnknownFlagSuggests: an unknown flag is named as it was spelt, with the closest flag, and
+// the help of the command's group.
+func TestUnknownFlagSuggests(t *testing.T) {
+	fs := flag.NewFlagSet("idp tenant set", flag.ContinueOnError)
+	fs.String("accent-color", "", "")
+	fs.String("logo", "", "")
+	fs.String("tenant", "", "")
+	var stderr bytes.Buffer
+	err := cli.ParseFlags(fs, []string{"--color", "#123456"}, usage, &stderr)
+	var ue *cli.UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "unknown flag --color; did you mean --accent-color?", ue.Msg)
+	assert.Equal(t, "idp help tenant", ue.Help)
+	err = cli.ParseFlags(fs, []string{"-tennant", "acme"}, usage, &stderr)
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "unknown flag -tennant; did you mean -tenant?", ue.Msg)
+	err = cli.ParseFlags(fs, []string{"-zzzzzz"}, usage, &stderr)
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "unknown flag -zzzzzz", ue.Msg, "nothing close")
 }
