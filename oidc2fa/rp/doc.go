@@ -86,103 +86,20 @@
 //		http.Redirect(w, r, "/", http.StatusSeeOther)
 //	})
 //
-// # Binding the second factor to the first
+// # Parts
 //
-// The authorization request travels through the browser, which can edit it: someone who knows
-// alice's password and has an account of their own could start alice's sign-in and change
-// login_hint to their own user, whose second factor they can pass. Two checks stop that.
+// rp.go holds the RP (New, AuthCodeURL, PKCE, pushed requests when discovery offers them);
+// callback.go finishes a sign-in (state, iss, the code, the ID token) and idtoken.go checks the
+// token (signature, iss, aud, exp, nonce, the user the sign-in was for: CheckUser and
+// CheckSubject); jwks.go keeps the provider's keys (refetched on an unknown kid, at most once a
+// JWKSRefreshInterval); enroll.go makes enrollment links (EnrollURL, ReenrollURL); sessions.go,
+// cookiesessions.go and expiring.go keep a sign-in's state per browser (NewServerSessions in
+// memory, NewCookieSessions in a sealed cookie); checkclient.go and checkredirect.go find a wrong
+// client secret or an unregistered redirect URI at start-up; errors.go names every error a
+// caller tells apart (AuthError, ErrWrongUser, ErrState, ErrExpired, EnrollmentComplete, …).
 //
-// Callback checks that the ID token names the user the sign-in was started for: the login hint
-// given to AuthCodeURL must equal the token's sub exactly, or its preferred_username or email
-// case-insensitively (with the folding the provider's store uses for userNames, schema.Fold).
-// Otherwise it returns ErrWrongUser, and no Result. Result.CheckUser is the same check with
-// another user: the callback handler above runs it with the user of this browser's first
-// factor, as the application's own session records it. Comparing Result.LoginHint with that
-// session instead would compare two of the application's own values, and prove nothing about
-// the token. An application that cannot know the user's email or userName at visid (it sends
-// the visid id as the hint, say) compares Result.Subject with the visid id it has stored for
-// the user of its first factor.
-//
-// A name the token carries names its user alone. The provider resolves a login hint as a visid
-// id, a userName or a primary email (the last two with the store's folding), and a hint that
-// matches different users — alice's email as another user's userName, one primary email
-// shared by two users — names nobody: the sign-in fails as for an unknown user. It puts
-// preferred_username and email in an ID token only when each, as a hint, would name that user
-// and nobody else. So CheckUser can only succeed for the user the token was issued to, and
-// someone who can provision a user with alice's email as its userName or primary email passes
-// neither for alice nor as alice.
-//
-// The strongest binding is the visid id: it never changes and is never reused, while names
-// can be renamed, reassigned or shared. Store Result.Subject with the user at the first sign-in
-// with both factors, and call Result.CheckSubject with it at every sign-in after that, as the
-// callback handler above does.
-//
-// When the provider offers pushed authorization requests (RFC 9126, discovery's
-// pushed_authorization_request_endpoint), AuthCodeURL pushes the request with the client's
-// credentials and the browser carries only client_id and a one-time request_uri, so it cannot
-// change the request at all. Config.DisablePAR turns that off (New fails with ErrDiscovery if
-// the provider requires pushed requests). AuthCodeURL pushes with the request's context;
-// AuthCodeURLContext takes another.
-//
-// # Enrollment
-//
-// When the provider can enroll users (its discovery document lists an enrollment_endpoint),
-// EnrollURL lets a user the application has authenticated set up the second factor. The
-// application's backend asks the provider for a one-time link with its client secret, so a
-// login hint alone never enrolls anyone:
-//
-//	mux.HandleFunc("POST /settings/2fa", func(w http.ResponseWriter, r *http.Request) {
-//		user, ok := signedInUser(r) // the application's own session, never a form field
-//		if !ok { … }
-//		target, err := second.EnrollURL(r.Context(), w, r, user.Email)
-//		if errors.Is(err, rp.ErrNoEnrollment) { … } // the provider cannot enroll
-//		if err != nil {
-//			http.Error(w, "the enrollment cannot start", http.StatusInternalServerError)
-//			return
-//		}
-//		http.Redirect(w, r, target, http.StatusSeeOther)
-//	})
-//
-// EnrollURL sets up a first factor only. For a user who already has one the provider refuses
-// (EnrollURL's error matches ErrSignInFirst, and is an *AuthError with Code LoginRequired): a
-// password alone must never replace the second factor. Replacing it takes a sign-in with both
-// factors first, whose Result — kept in the application's session, ID token included — goes to
-// ReenrollURL within a few minutes (the provider's Config.ReenrollmentMaxAge, 5 by default):
-//
-//	mux.HandleFunc("POST /settings/2fa/change", func(w http.ResponseWriter, r *http.Request) {
-//		res, ok := signedInResult(r) // the *rp.Result of this browser's sign-in
-//		if !ok { … }
-//		target, err := second.ReenrollURL(r.Context(), w, r, res)
-//		if errors.Is(err, rp.ErrSignInFirst) {
-//			// The sign-in is too old: run the second factor again (AuthCodeURL), and call
-//			// ReenrollURL with the new Result in the callback handler.
-//			…
-//		}
-//		…
-//		http.Redirect(w, r, target, http.StatusSeeOther)
-//	})
-//
-// The enrollment comes back to the same redirect URI, so the callback handler above sees it.
-// Callback knows it from the session saved under its state, and reports it as an error,
-// *rp.EnrollmentComplete, with a nil Result: a handler that signs the user in only when the
-// error is nil can never sign anyone in after an enrollment. A cancelled enrollment is an
-// *rp.AuthError with Code rp.AccessDenied, as a denied sign-in is.
-//
-// # Sessions
-//
-// Sessions keep enrollments as they keep sign-ins (Session.Enroll marks them).
-// NewServerSessions keeps sign-ins in memory (one instance, or sticky sessions) and binds each
-// to its browser with a cookie holding only a random value. NewCookieSessions keeps each sign-in
-// in an AES-256-GCM cookie bound to its state, so any instance with the key can finish it. Both
-// make every sign-in one-time and let it expire (10 minutes by default); each sign-in has its
-// own cookie, so two tabs do not disturb each other. A host may implement Sessions on its own
-// session store.
-//
-// # Keys
-//
-// The JWKS is fetched at the first Callback and kept for its Cache-Control max-age. A token
-// whose kid is unknown — the provider rotated its key — triggers a new fetch, at most once per
-// JWKSRefreshInterval; when a refresh fails, the keys already known keep working.
-//
-// The guide to the relying side, and to binding the second factor to the first, is https://github.com/visid/visid/blob/main/docs/second-factor.md#the-relying-side-in-go-oidc2farp.
+// What the relying side must check, and why — binding the second factor to the first (the login
+// hint, the name claims, the visid id, pushed requests), enrollment and re-enrollment, sessions
+// across instances, key rotation — is described once, in https://github.com/visid/visid/blob/main/docs/second-factor.md#the-relying-side-in-go-oidc2farp
+// and https://github.com/visid/visid/blob/main/docs/second-factor.md#binding-the-second-factor-to-the-first.
 package rp
