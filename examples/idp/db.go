@@ -40,6 +40,9 @@ type database struct {
 	// probe checks that the store takes writes, leaving nothing behind (sqlstore.Store.Probe);
 	// nil for the in-memory store.
 	probe func(context.Context) error
+	// size returns the bytes the store's data takes (sqlstore.Store.Size); nil for the
+	// in-memory store.
+	size func(context.Context) (int64, error)
 }
 
 // openDB opens the store that a -db value names and brings its schema up to date:
@@ -71,7 +74,7 @@ func openDB(ctx context.Context, db string) (*database, error) {
 		s.Close()
 		return nil, err
 	}
-	d := &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close, probe: s.Probe}
+	d := &database{Backend: s.Backend(), persistent: !sqlstore.InMemory(db), kek: kek, close: s.Close, probe: s.Probe, size: s.Size}
 	if err := checkKEK(ctx, d, db); err != nil {
 		d.close()
 		return nil, err
@@ -148,7 +151,7 @@ func existingStore(ctx context.Context, raw *sqlstore.Store, db, path string) (*
 	if err := s.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	d := &database{Backend: s.Backend(), persistent: true, kek: kek, close: raw.Close, probe: s.Probe}
+	d := &database{Backend: s.Backend(), persistent: true, kek: kek, close: raw.Close, probe: s.Probe, size: s.Size}
 	if err := checkKEK(ctx, d, db); err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ type readiness struct {
 	// store always does (memory).
 	probe func(context.Context) error
 	redis *redisHealth // nil: no Redis
+	size  *storeSize   // nil: a store without a size (memory)
 	keys  store.SigningKeys
 	log   *slog.Logger
 
@@ -217,6 +218,11 @@ func adminHandler(metrics http.Handler, rd *readiness) http.Handler {
 		if rd.redis != nil {
 			body["checks"] = map[string]string{"redis": rd.redis.state(r.Context())}
 		}
+		if rd.size != nil {
+			if n, err := rd.size.bytes(r.Context()); err == nil {
+				body["store_bytes"] = n
+			}
+		}
 		writeJSON(w, http.StatusOK, body)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -274,4 +280,45 @@ func parseSCIMRate(s string, burst int) (ratelimit.Rate, error) {
 		return ratelimit.Rate{}, bad(err.Error())
 	}
 	return r, nil
+}
+
+// sizeEvery is how long a reading of the store's size is reused.
+const sizeEvery = 30 * time.Second
+
+// storeSize reports the bytes the store's data takes, on /healthz (store_bytes) and as the gauge
+// visid_store_size_bytes, read at most once every sizeEvery.
+type storeSize struct {
+	read func(context.Context) (int64, error)
+
+	mu  sync.Mutex
+	at  time.Time
+	n   int64
+	err error
+}
+
+// bytes returns the store's size, read again when the last reading is sizeEvery old.
+func (s *storeSize) bytes(ctx context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at.IsZero() || time.Since(s.at) >= sizeEvery {
+		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+		s.n, s.err = s.read(ctx)
+		s.at = time.Now()
+	}
+	return s.n, s.err
+}
+
+// observe registers the gauge visid_store_size_bytes with mp.
+func (s *storeSize) observe(mp metric.MeterProvider) error {
+	_, err := mp.Meter("github.com/visid/visid/examples/idp").Int64ObservableGauge("visid.store.size",
+		metric.WithUnit("By"),
+		metric.WithDescription("The bytes the store's data takes in its database (SQLite: the database file; PostgreSQL: the schema's tables with their indexes)."),
+		metric.WithInt64Callback(func(ctx context.Context, o metric.Int64Observer) error {
+			if n, err := s.bytes(ctx); err == nil {
+				o.Observe(n)
+			}
+			return nil
+		}))
+	return err
 }

@@ -134,3 +134,21 @@ func TestRuntimeMetrics(t *testing.T) {
 	assert.Positive(t, families["go_goroutines"].GetMetric()[0].GetGauge().GetValue())
 	assert.Positive(t, families["process_resident_memory_bytes"].GetMetric()[0].GetGauge().GetValue())
 }
+
+// TestStoreSize: the admin address reports the bytes the store's data takes, as the gauge
+// visid_store_size_bytes and as /healthz's store_bytes.
+func TestStoreSize(t *testing.T) {
+	s := startObserved(t, "-db", "sqlite:"+filepath.Join(t.TempDir(), "idp.db"))
+	families := s.scrape(t)
+	require.Contains(t, families, "visid_store_size_bytes", "families: %s", familyNames(families))
+	size := families["visid_store_size_bytes"].GetMetric()[0].GetGauge().GetValue()
+	assert.Greater(t, size, 10_000.0, "the schema and the demo take room")
+	resp, err := http.Get(s.admin + "/healthz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var health struct {
+		StoreBytes int64 `json:"store_bytes"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&health))
+	assert.Equal(t, int64(size), health.StoreBytes, "the same reading")
+}

@@ -174,6 +174,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	servers := []*httpserve.Server{httpserve.Start(ln, httpserve.AccessLog(accessLog, svc.handler(), redactPath), log)}
 	if adminLn != nil {
 		rd := &readiness{tenants: d.Tenants, probe: d.probe, keys: d.SigningKeys, log: log}
+		if d.size != nil {
+			rd.size = &storeSize{read: d.size}
+			if err := rd.size.observe(mp); err != nil {
+				return err
+			}
+		}
 		if lim.ping != nil {
 			rd.redis = &redisHealth{ping: lim.ping, log: log}
 			if err := rd.redis.observe(mp); err != nil {
