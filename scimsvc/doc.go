@@ -39,8 +39,9 @@
 //   - patchdecode.go: decodePatch reads a PatchOp body straight into operations; FuzzDecodePatch
 //     compares it with parsePatchBody.
 //   - patchtyped.go: a PATCH that only sets single-valued simple attributes (a typedPatch) sets
-//     them in place inside the store's Update, honouring If-Match there too. TestPatchUser and
-//     the ETag tests check its answers; it has no fuzz comparison with the tree's path yet.
+//     them in place inside the store's Update, honouring If-Match there too; FuzzTypedPatch
+//     compares the user it makes, and whether it says the user changed, with the generic
+//     engine's (a tree and applyPatch).
 //   - encodetyped.go: Users and Groups with only core attributes are written without the
 //     schema-driven encoder; FuzzTypedUserEncoder and FuzzTypedGroupEncoder compare the bytes.
 //   - members.go: a PATCH of members by value is one store.Groups.Patch;
