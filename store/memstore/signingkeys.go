@@ -136,3 +136,14 @@ func copySigningKey(k *store.SigningKey) *store.SigningKey {
 	c.PrivateKey = slices.Clone(k.PrivateKey)
 	return &c
 }
+
+// deleteTenant removes every key of tenant (Tenants.Delete).
+func (tbl *signingKeyTable) deleteTenant(tenant string) {
+	tbl.mu.Lock()
+	defer tbl.mu.Unlock()
+	for _, k := range tbl.byTenant[tenant] {
+		delete(tbl.byID, k.ID)
+	}
+	delete(tbl.byTenant, tenant)
+	tbl.tenants.remove(tenant)
+}

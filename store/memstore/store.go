@@ -257,6 +257,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 		s.tenantIDs.remove(id)
 		s.pushed.deleteTenant(id) // under s.mu, so no Create for the tenant comes between
 		s.accessTokens.deleteTenant(id)
+		s.signingKeys.deleteTenant(id)
 	}
 	s.mu.Unlock()
 	if !ok {

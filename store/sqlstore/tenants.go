@@ -178,7 +178,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 		if !ok {
 			return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
 		}
-		for _, table := range []string{"webhooks", "events", "event_heads", "attrs", "unique_values", "picture_failures", "pictures", "members", "users", "groups", "clients", "tenants"} {
+		for _, table := range []string{"webhooks", "events", "event_heads", "attrs", "unique_values", "picture_failures", "pictures", "members", "users", "groups", "clients", "signing_keys", "tenants"} {
 			col := "tenant"
 			if table == "tenants" {
 				col = "id"

@@ -30,6 +30,7 @@ func testNeeds() map[string][]string {
 		"Tenants/DeleteKeepsOtherTenants":             {"Users", "Groups"},
 		"Tenants/DeleteRemovesUsersAndGroups":         {"Users", "Groups"},
 		"Tenants/DeleteRemovesClients":                {"Clients"},
+		"Tenants/DeleteRemovesSigningKeys":            {"SigningKeys"},
 		"TenantLook/UpdateKeepsUsers":                 {"Users"},
 		"Users/CreateIgnoresGroups":                   {"Groups"},
 		"Users/DeleteRemovesMemberships":              {"Groups"},
@@ -131,14 +132,11 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 	if newBackend == nil {
 		t.Fatal("storetest.Run: newBackend is nil")
 	}
-	var has map[string]bool
-	if !t.Run("Backend", func(t *testing.T) {
-		has = held(newBackend(t))
-		if len(has) == 0 {
-			t.Fatal("storetest.Run: newBackend returned a store.Backend that holds no store")
-		}
-	}) {
-		t.Fatal("storetest.Run: newBackend must return a Backend that holds a store; the suite did not run")
+	// The stores newBackend's backends hold, read from one of them here rather than in a
+	// subtest, which -run could leave out.
+	has := held(newBackend(t))
+	if len(has) == 0 {
+		t.Fatal("storetest.Run: newBackend returned a store.Backend that holds no store; the suite did not run")
 	}
 	needs := testNeeds()
 	for _, s := range suites() {

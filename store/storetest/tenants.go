@@ -32,6 +32,7 @@ func tenantTests() []test {
 		{"DeleteNotFound", testTenantDeleteNotFound},
 		{"DeleteRemovesUsersAndGroups", testTenantDeleteRemovesUsersAndGroups},
 		{"DeleteRemovesClients", testTenantDeleteRemovesClients},
+		{"DeleteRemovesSigningKeys", testTenantDeleteRemovesSigningKeys},
 		{"DeleteKeepsOtherTenants", testTenantDeleteKeepsOtherTenants},
 	}
 }
@@ -397,4 +398,20 @@ func testTenantDeleteRemovesClients(t *testing.T, b store.Backend) {
 
 	assert.Equal(t, normClient(*blog), normClient(*mustGetClient(t, b, globex, blog.ID)), "the other tenant's client")
 	assert.Equal(t, []string{"blog"}, clientNames(allClients(t, b, globex)))
+}
+
+// Delete removes the tenant's signing keys, and no other tenant's or shared key.
+func testTenantDeleteRemovesSigningKeys(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	mustTenant(t, b, globex)
+	for i, owner := range []string{acme, acme, globex, ""} {
+		k := newSigningKey(fmt.Sprintf("k%d", i), 1+i)
+		k.Tenant = owner
+		mustSigningKey(t, b, k)
+	}
+	require.NoError(t, b.Tenants.Delete(ctx(), acme))
+	assert.Empty(t, tenantSigningKeys(t, b, acme))
+	assert.Len(t, tenantSigningKeys(t, b, globex), 1)
+	assert.Len(t, tenantSigningKeys(t, b, ""), 1)
+	assert.Equal(t, []string{globex}, signingKeyTenants(t, b, "", 10))
 }
