@@ -71,6 +71,14 @@ func CheckTenant(t *Tenant) error {
 		return err
 	}
 	t.DefaultLanguage = l
+	switch t.SecondFactor {
+	case "", SecondFactorPicture:
+		t.SecondFactor = ""
+	case SecondFactorPictureOrPasskey:
+	default:
+		return fmt.Errorf("second factor policy %q is neither %q nor %q: %w", t.SecondFactor,
+			SecondFactorPicture, SecondFactorPictureOrPasskey, ErrInvalid)
+	}
 	return nil
 }
 

@@ -303,6 +303,7 @@ type Backend struct {
 	Pushed       PushedRequests
 	AccessTokens AccessTokens
 	Pictures     PictureCredentials
+	Passkeys     Passkeys
 	SigningKeys  SigningKeys
 	Events       Events
 	Webhooks     Webhooks

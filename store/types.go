@@ -160,7 +160,23 @@ type Tenant struct {
 	// DefaultLanguage is the BCP 47 tag of the language of the tenant's pages when the browser
 	// asks for none the pages have, in canonical form ("de-CH").
 	DefaultLanguage string
+
+	// SecondFactor is the tenant's policy for the second factor: SecondFactorPicture (the
+	// picture password only; "" means it too) or SecondFactorPictureOrPasskey (a user may
+	// enroll and pass with a passkey as well). CheckTenant refuses any other value and stores
+	// SecondFactorPicture as "".
+	SecondFactor string
 }
+
+// The second-factor policies of a tenant (Tenant.SecondFactor).
+const (
+	SecondFactorPicture          = "picture"
+	SecondFactorPictureOrPasskey = "picture-or-passkey"
+)
+
+// PasskeysAllowed reports whether the tenant's users may enroll and pass the second factor with
+// a passkey.
+func (t *Tenant) PasskeysAllowed() bool { return t.SecondFactor == SecondFactorPictureOrPasskey }
 
 // APIKey is a bearer key for the SCIM API. Only the SHA-256 of its secret is stored.
 type APIKey struct {
