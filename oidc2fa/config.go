@@ -191,6 +191,7 @@ type Config struct {
 type provider struct {
 	cfg       Config
 	base      string // BaseURL without a trailing slash
+	origin    string // the origin of BaseURL: scheme://host[:port]
 	basePath  string // the path of BaseURL, for cookie paths and login links
 	secure    bool   // BaseURL is https: cookies are Secure
 	log       *slog.Logger
@@ -273,6 +274,7 @@ func newProvider(cfg Config) (*provider, error) {
 	p := &provider{
 		cfg:       cfg,
 		base:      strings.TrimRight(cfg.BaseURL, "/"),
+		origin:    u.Scheme + "://" + u.Host,
 		basePath:  strings.TrimRight(u.EscapedPath(), "/"),
 		secure:    u.Scheme == "https",
 		log:       cfg.Logger,

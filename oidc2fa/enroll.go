@@ -77,6 +77,10 @@ type Enrollment struct {
 	// Languages are the person's languages, best first, as Login.Languages: the ui_locales of
 	// the link, the browser's Accept-Language, the tenant's default language.
 	Languages []language.Tag
+	// Passkeys and Origin are as in Login: the tenant lets its users enroll a passkey, and the
+	// origin of the provider's pages.
+	Passkeys bool
+	Origin   string
 
 	p  *provider
 	in *store.Interaction
@@ -499,10 +503,12 @@ func (p *provider) enrollment(w http.ResponseWriter, r *http.Request, tenant, id
 		return
 	}
 	e.User = u
-	if e.Look, err = p.look(ctx, in.Tenant); err != nil {
+	t, err := p.tenant(ctx, in.Tenant)
+	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
+	e.Look, e.Passkeys, e.Origin = p.lookOf(t), t.PasskeysAllowed(), p.origin
 	p.knowTenantLanguage(r, e.Look)
 	e.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	enroller.ServeEnroll(w, r, e)

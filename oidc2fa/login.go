@@ -77,6 +77,12 @@ type Login struct {
 	// speak the best match among the languages they have (language.Matcher), English when none
 	// matches, and say which in <html lang>.
 	Languages []language.Tag
+	// Passkeys reports that the tenant lets its users pass with a passkey
+	// (store.Tenant.PasskeysAllowed).
+	Passkeys bool
+	// Origin is the origin of Config.BaseURL ("https://id.example.com"): the origin of every
+	// page of the provider, and so the WebAuthn relying party's, whose ID is its host.
+	Origin string
 
 	p  *provider
 	in *store.Interaction
@@ -138,6 +144,27 @@ func (l *Login) Path(rest string) string { return l.p.loginPath(l.in, rest) }
 // SaveState stores state for the interaction; later requests see it as Login.State.
 func (l *Login) SaveState(ctx context.Context, state []byte) error {
 	in, err := l.p.cfg.Interactions.Update(ctx, l.in.ID, func(in *store.Interaction) error {
+		in.AuthState = append([]byte(nil), state...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.in, l.State = in, in.AuthState
+	return nil
+}
+
+// UpdateState changes the interaction's state atomically, as Enrollment.UpdateState does: fn
+// gets the state as stored now and returns the new one; when fn returns an error nothing is
+// stored and UpdateState returns it. Of several requests of one sign-in that update at once,
+// each fn sees what the one before stored, so an authenticator can let a one-time value (a
+// challenge) be taken by one request only. A missing interaction is store.ErrNotFound.
+func (l *Login) UpdateState(ctx context.Context, fn func(state []byte) ([]byte, error)) error {
+	in, err := l.p.cfg.Interactions.Update(ctx, l.in.ID, func(in *store.Interaction) error {
+		state, err := fn(append([]byte(nil), in.AuthState...))
+		if err != nil {
+			return err
+		}
 		in.AuthState = append([]byte(nil), state...)
 		return nil
 	})
@@ -250,12 +277,13 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 		p:          p,
 		in:         in,
 	}
-	look, err := p.look(ctx, in.Tenant)
+	t, err := p.tenant(ctx, in.Tenant)
 	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
-	l.Look = look
+	look := p.lookOf(t)
+	l.Look, l.Passkeys, l.Origin = look, t.PasskeysAllowed(), p.origin
 	p.knowTenantLanguage(r, look)
 	l.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {

@@ -84,14 +84,24 @@ func (p *provider) lookOf(t *store.Tenant) TenantLook {
 
 // look reads the look of tenant; a tenant that is gone has visid's.
 func (p *provider) look(ctx context.Context, tenant string) (TenantLook, error) {
-	t, err := p.cfg.Tenants.Get(ctx, tenant)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return TenantLook{ID: tenant}, nil
-	case err != nil:
+	t, err := p.tenant(ctx, tenant)
+	if err != nil {
 		return TenantLook{}, err
 	}
 	return p.lookOf(t), nil
+}
+
+// tenant reads tenant; one that is gone reads as a tenant of that id with nothing set (visid's
+// look, the picture password alone).
+func (p *provider) tenant(ctx context.Context, tenant string) (*store.Tenant, error) {
+	t, err := p.cfg.Tenants.Get(ctx, tenant)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &store.Tenant{ID: tenant}, nil
+	case err != nil:
+		return nil, err
+	}
+	return t, nil
 }
 
 // logoCSP is the Content-Security-Policy of a logo: an SVG opened on its own is a document, and

@@ -19,6 +19,8 @@ type enrollState struct {
 	Selected string `json:"s,omitempty"` // the image the person had chosen
 	// Storing: a request of the enrollment is storing a picture; the others change nothing.
 	Storing bool `json:"w,omitempty"`
+	// Passkey is the pending passkey challenge, taken by the request that answers it.
+	Passkey *session `json:"p,omitempty"`
 }
 
 // errStoring is what claim returns when another request of the enrollment stores a picture.
@@ -85,9 +87,19 @@ func (a *Authenticator) ServeEnroll(w http.ResponseWriter, r *http.Request, e *o
 		for _, im := range a.images.list {
 			d.Images = append(d.Images, imageChoice{Name: im.Name, Title: imageTitle(t, im), URL: e.Path("image/" + im.Name)})
 		}
+		if a.passkeysOffered(e.Passkeys, e.Origin) {
+			d.withPasskey(e.Path(passkeyScriptPath), e.Path(passkeyOptionsPath), e.Path(passkeyPath))
+			d.Title = t.Text("enroll.title.passkey")
+		}
 		a.render(w, r, http.StatusOK, "enroll", d.withTenant(e.Look))
 	case e.Rest == "" && r.Method == http.MethodPost:
 		a.save(w, r, e)
+	case e.Rest == passkeyOptionsPath && r.Method == http.MethodPost:
+		a.beginPasskeyEnroll(w, r, e)
+	case e.Rest == passkeyPath && r.Method == http.MethodPost:
+		a.savePasskey(w, r, e)
+	case e.Rest == passkeyOptionsPath || e.Rest == passkeyPath:
+		methodNotAllowed(w, "POST")
 	case e.Rest == "cancel" && r.Method == http.MethodPost:
 		e.Cancel(w, r)
 	case e.Rest == "":
@@ -105,18 +117,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	name := r.PostFormValue("image")
 	refuse := func(msg string) {
 		a.log.InfoContext(ctx, "picture enrollment refused", "tenant", e.Tenant, "subject", e.Subject, "reason", msg)
-		err := setState(ctx, e, func(st *enrollState) error {
-			st.Message, st.Selected = msg, ""
-			if a.images.byName[name] != nil {
-				st.Selected = name
-			}
-			return nil
-		})
-		if err != nil {
-			a.internal(w, r, err)
-			return
-		}
-		http.Redirect(w, r, e.Path(""), http.StatusSeeOther)
+		a.refused(w, r, e, msg, name)
 	}
 	if a.images.byName[name] == nil {
 		refuse("enroll.error.choose")
@@ -151,11 +152,7 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	})
 	switch {
 	case errors.Is(err, errStoring) || errors.Is(err, store.ErrNotFound):
-		a.log.InfoContext(ctx, "picture enrollment refused: another request of the enrollment stores a picture",
-			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
-		t := a.texts.Match(e.Languages...)
-		a.render(w, r, http.StatusBadRequest, "ended", (&pageData{T: t, Title: t.Text("ended.title"),
-			Message: t.Text("ended.message")}).withTenant(e.Look))
+		a.enrollmentBusy(w, r, e)
 		return
 	case err != nil:
 		a.internal(w, r, err)
@@ -197,6 +194,40 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	// so the page links nothing below its URL (no stylesheet).
 	t := a.texts.Match(e.Languages...)
 	a.render(w, r, http.StatusOK, "done", (&pageData{T: t, Title: t.Text("done.title"), InlineStyle: inlineStyle}).withTenant(e.Look))
+}
+
+// refused sends the browser back to the enrollment page, which says msg (a message key), with
+// image chosen again if it is one of the pictures.
+func (a *Authenticator) refused(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment, msg, image string) {
+	err := setState(r.Context(), e, func(st *enrollState) error {
+		st.Message, st.Selected = msg, ""
+		if a.images.byName[image] != nil {
+			st.Selected = image
+		}
+		return nil
+	})
+	if err != nil {
+		a.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, e.Path(""), http.StatusSeeOther)
+}
+
+// refuseEnroll refuses a passkey of an enrollment for reason (logged) and sends the browser
+// back to the page, which says msg.
+func (a *Authenticator) refuseEnroll(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment, msg, reason string) {
+	a.log.InfoContext(r.Context(), "passkey enrollment refused", "tenant", e.Tenant, "subject", e.Subject, "reason", reason)
+	a.refused(w, r, e, msg, "")
+}
+
+// enrollmentBusy answers a request that found another request of the enrollment storing a
+// factor, or the enrollment ended: it changes nothing.
+func (a *Authenticator) enrollmentBusy(w http.ResponseWriter, r *http.Request, e *oidc2fa.Enrollment) {
+	a.log.InfoContext(r.Context(), "enrollment refused: another request of the enrollment stores a factor",
+		"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
+	t := a.texts.Match(e.Languages...)
+	a.render(w, r, http.StatusBadRequest, "ended", (&pageData{T: t, Title: t.Text("ended.title"),
+		Message: t.Text("ended.message")}).withTenant(e.Look))
 }
 
 // refusalText is the sentence of the refusal key in the language of t: "" for none.

@@ -33,6 +33,8 @@ var methods = []string{"pwd"}
 type loginState struct {
 	Attempts int  `json:"a"` // attempts in this interaction
 	Failed   bool `json:"f"` // the last attempt failed: the page says so
+	// Passkey is the pending passkey challenge, taken by the request that answers it.
+	Passkey *session `json:"p,omitempty"`
 }
 
 // challenge is what a login shows and checks: the user's credential and image, or, when there
@@ -74,6 +76,10 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 		l.Fail(w, r, oidc2fa.Cancelled)
 	case l.Rest == "" && r.Method == http.MethodPost:
 		a.attempt(w, r, l, ch, st)
+	case l.Rest == passkeyOptionsPath && r.Method == http.MethodPost:
+		a.beginPasskeyLogin(w, r, l)
+	case l.Rest == passkeyPath && r.Method == http.MethodPost:
+		a.passkeyAttempt(w, r, l, ch)
 	case l.Rest == "" && r.Method == http.MethodGet:
 		t := a.texts.Match(l.Languages...)
 		d := &pageData{
@@ -93,14 +99,43 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 		if st.Failed {
 			d.Message = t.Text(failedMessage)
 		}
-		a.render(w, r, http.StatusOK, "login", d.withTenant(l.Look))
-	case l.Rest == "":
-		methodNotAllowed(w, "GET, POST")
+		page := "login"
+		if a.passkeysOffered(l.Passkeys, l.Origin) {
+			d.withPasskey(l.Path(passkeyScriptPath), l.Path(passkeyOptionsPath), l.Path(passkeyPath))
+			only, err := a.passkeyOnly(ctx, l, ch)
+			if err != nil {
+				a.internal(w, r, err)
+				return
+			}
+			if only {
+				page, d.ScriptURL = "passkey-login", ""
+			}
+		}
+		a.render(w, r, http.StatusOK, page, d.withTenant(l.Look))
+	case l.Rest == "" || l.Rest == passkeyOptionsPath || l.Rest == passkeyPath:
+		allow := "POST"
+		if l.Rest == "" {
+			allow = "GET, POST"
+		}
+		methodNotAllowed(w, allow)
 	case l.Rest == "cancel":
 		methodNotAllowed(w, "POST")
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// passkeyOnly reports whether the sign-in's user has passkeys and no picture password: their
+// page offers the passkey alone. Every other user (unknown ones included) sees a picture.
+func (a *Authenticator) passkeyOnly(ctx context.Context, l *oidc2fa.Login, ch *challenge) (bool, error) {
+	if ch.reason != "not enrolled" || l.User == nil || !l.User.Active {
+		return false, nil
+	}
+	ps, err := a.passkeys.List(ctx, l.Tenant, l.Subject)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return len(ps) > 0, err
 }
 
 // challenge finds what the login of l shows and checks. It reads the store the same way
@@ -165,27 +200,9 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	ctx := r.Context()
 	st.Attempts++
 	now := a.now()
-	network := a.network(l.ClientAddr)
 	points, perr := ParsePoints(r.PostFormValue("points"), ch.points)
 	reason := ch.reason
-	nf, err := a.creds.NetworkFailures(ctx, l.Tenant, ch.subject, network)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		a.internal(w, r, err)
-		return
-	}
-	fams, err := a.creds.FamiliarNetworks(ctx, l.Tenant, ch.subject)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		a.internal(w, r, err)
-		return
-	}
-	// The user-wide lock does not shut out a network the user recently passed from: only its
-	// own failures lock it.
-	familiar := a.familiar(fams, network, now)
-	userLockedAtRead := ch.cred != nil && !a.userLockedUntil(ch.cred, now).IsZero()
-	lockedAtRead := (ch.cred != nil && !a.netLockedUntil(nf, now).IsZero()) || (!familiar && userLockedAtRead)
-	// The failure is counted before the points are checked, so concurrent attempts cannot
-	// run past a limit; a success resets the counts.
-	count, err := a.creds.AddFailure(ctx, l.Tenant, ch.subject, network, now)
+	g, err := a.enter(ctx, l, ch, now)
 	switch {
 	case reason != "":
 	case errors.Is(err, store.ErrNotFound):
@@ -193,11 +210,7 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 	case err != nil:
 		a.internal(w, r, err)
 		return
-	case lockedAtRead ||
-		count.Network > a.maxFailures && count.Network != nf.Failures+1 ||
-		!familiar && count.Networks >= a.userNets && count.User != ch.cred.Failures+1:
-		// Locked, or a count moved past its limit under concurrent attempts: after a lock
-		// ends, only the first attempt is checked.
+	case g.refused:
 		reason = "locked"
 	case perr != nil:
 		reason = "malformed points"
@@ -208,9 +221,9 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 		if ok {
-			a.succeed(w, r, l, ch, store.PictureSuccess{Network: network, At: now, KeepFamiliar: a.famKeep,
+			a.succeed(w, r, l, ch, store.PictureSuccess{Network: g.network, At: now, KeepFamiliar: a.famKeep,
 				// A success from a familiar network leaves the user-wide lock to the others.
-				KeepUserCount: userLockedAtRead}, points)
+				KeepUserCount: g.userLockedAtRead}, points)
 			return
 		}
 		reason = "wrong picture"
@@ -221,24 +234,77 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 			return
 		}
 	}
-	netLocked := ch.cred != nil && count.Network >= a.maxFailures
-	userLocked := ch.cred != nil && count.Networks >= a.userNets // for every network but the familiar ones
-	locked := netLocked || userLocked && !familiar
-	a.tel.count(ctx, a.tel.attempts, outcomes[reason], l.Tenant)
-	if locked && (reason == "wrong picture" || reason == "malformed points") {
+	a.failAttempt(w, r, l, ch, st, g, "picture", reason)
+}
+
+// gate is an attempt as the lock sees it, once enter has counted it.
+type gate struct {
+	network          string              // the client's source network
+	familiar         bool                // the user recently passed from it
+	userLockedAtRead bool                // the user-wide lock held when the attempt came
+	count            store.FailureCounts // the counts with this attempt
+	refused          bool                // a lock refuses the attempt: it must not be checked
+}
+
+// enter counts an attempt of the user of ch as a failure, before it is checked, so that
+// concurrent attempts cannot run past a limit (a success resets the counts), and says whether a
+// lock refuses it: one on the client's network, the user-wide one unless the network is
+// familiar, or a count that moved past its limit under concurrent attempts (after a lock ends,
+// only the first attempt is checked). The picture and the passkey share it. An error
+// store.ErrNotFound means the user has no picture password.
+func (a *Authenticator) enter(ctx context.Context, l *oidc2fa.Login, ch *challenge, now time.Time) (gate, error) {
+	g := gate{network: a.network(l.ClientAddr)}
+	nf, err := a.creds.NetworkFailures(ctx, l.Tenant, ch.subject, g.network)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return g, err
+	}
+	fams, err := a.creds.FamiliarNetworks(ctx, l.Tenant, ch.subject)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return g, err
+	}
+	// The user-wide lock does not shut out a network the user recently passed from: only its
+	// own failures lock it.
+	g.familiar = a.familiar(fams, g.network, now)
+	g.userLockedAtRead = ch.cred != nil && !a.userLockedUntil(ch.cred, now).IsZero()
+	lockedAtRead := (ch.cred != nil && !a.netLockedUntil(nf, now).IsZero()) || (!g.familiar && g.userLockedAtRead)
+	g.count, err = a.creds.AddFailure(ctx, l.Tenant, ch.subject, g.network, now)
+	if err != nil {
+		return g, err
+	}
+	g.refused = ch.cred != nil && (lockedAtRead ||
+		g.count.Network > a.maxFailures && g.count.Network != nf.Failures+1 ||
+		!g.familiar && g.count.Networks >= a.userNets && g.count.User != ch.cred.Failures+1)
+	return g, nil
+}
+
+// failAttempt answers a failed attempt with method ("picture" or "passkey") for reason: it
+// counts and logs it (and a lock it started), then ends the sign-in after MaxFailures attempts
+// or sends the browser back to the page, which says "That did not match", whatever the reason.
+func (a *Authenticator) failAttempt(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, ch *challenge, st loginState, g gate, method, reason string) {
+	ctx := r.Context()
+	netLocked := ch.cred != nil && g.count.Network >= a.maxFailures
+	userLocked := ch.cred != nil && g.count.Networks >= a.userNets // for every network but the familiar ones
+	locked := netLocked || userLocked && !g.familiar
+	outcome, known := outcomes[reason]
+	if !known {
+		outcome = "wrong_passkey" // a passkey's reasons are the errors of its check
+	}
+	a.tel.count(ctx, a.tel.attempts, outcome, l.Tenant)
+	checked := reason == "wrong picture" || reason == "malformed points" || (method == "passkey" && !known)
+	if locked && checked {
 		a.tel.count(ctx, a.tel.lockouts, "", l.Tenant)
 	}
-	a.log.InfoContext(ctx, "picture login failed", "tenant", l.Tenant, "subject", l.Subject,
-		"client", l.Client.ID, "network", network, "familiar", familiar, "reason", reason, "attempt", st.Attempts, "locked", locked)
+	a.log.InfoContext(ctx, method+" login failed", "tenant", l.Tenant, "subject", l.Subject,
+		"client", l.Client.ID, "network", g.network, "familiar", g.familiar, "reason", reason, "attempt", st.Attempts, "locked", locked)
 	if netLocked && reason != "not enrolled" {
 		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "network", "tenant", l.Tenant,
-			"subject", l.Subject, "network", network, "failures", count.Network,
-			"until", a.netLockedUntil(store.NetworkFailures{Failures: count.Network, LastFailure: now}, now))
+			"subject", l.Subject, "network", g.network, "failures", g.count.Network,
+			"until", a.netLockedUntil(store.NetworkFailures{Failures: g.count.Network, LastFailure: a.now()}, a.now()))
 	}
 	if userLocked && reason != "not enrolled" {
-		until := a.userLockedUntil(&store.PictureCredential{Networks: count.Networks, LastFailure: now}, now)
+		until := a.userLockedUntil(&store.PictureCredential{Networks: g.count.Networks, LastFailure: a.now()}, a.now())
 		a.log.WarnContext(ctx, "picture login locked after too many failures", "lock", "every network", "tenant", l.Tenant,
-			"subject", l.Subject, "networks", count.Networks, "failures", count.User, "until", until)
+			"subject", l.Subject, "networks", g.count.Networks, "failures", g.count.User, "until", until)
 	}
 	if st.Attempts >= a.maxFailures {
 		if locked {
@@ -249,8 +315,16 @@ func (a *Authenticator) attempt(w http.ResponseWriter, r *http.Request, l *oidc2
 		return
 	}
 	st.Failed = true
-	state, _ := json.Marshal(st)
-	if err := l.SaveState(ctx, state); err != nil {
+	err := l.UpdateState(ctx, func(old []byte) ([]byte, error) {
+		var now loginState
+		if len(old) > 0 {
+			_ = json.Unmarshal(old, &now)
+		}
+		// A challenge asked for meanwhile stays; the count is this attempt's.
+		st.Passkey = now.Passkey
+		return json.Marshal(st)
+	})
+	if err != nil {
 		a.internal(w, r, err)
 		return
 	}

@@ -17,12 +17,33 @@ import (
 //go:embed assets
 var assetsFS embed.FS
 
-var pages = template.Must(template.ParseFS(assetsFS, "assets/pages.html"))
+var pages = template.Must(template.New("pages.html").Funcs(template.FuncMap{"passkeyOf": passkeyOf}).
+	ParseFS(assetsFS, "assets/pages.html"))
+
+// passkeySection is what the template "passkey" reads: the page, which ceremony (kind "login"
+// or "enroll"), and whether the passkey is the page's only way through.
+type passkeySection struct {
+	D     *pageData
+	Kind  string
+	Alone bool
+}
+
+func passkeyOf(d *pageData, kind string, alone bool) passkeySection {
+	return passkeySection{D: d, Kind: kind, Alone: alone}
+}
 
 // The static files the pages load, below a page's path.
 const (
-	scriptPath = "static/picture.js"
-	stylePath  = "static/picture.css"
+	scriptPath        = "static/picture.js"
+	stylePath         = "static/picture.css"
+	passkeyScriptPath = "static/passkey.js"
+)
+
+// The passkey ceremony's paths below a page's path: POST passkeyOptionsPath answers the options
+// of a fresh challenge (JSON), POST passkeyPath the browser's answer (form field "credential").
+const (
+	passkeyOptionsPath = "passkey/options"
+	passkeyPath        = "passkey"
 )
 
 // contentSecurityPolicy allows the pages nothing but their own script, style sheet and images.
@@ -81,6 +102,19 @@ type pageData struct {
 	// enroll
 	Images   []imageChoice
 	Selected string
+
+	// passkey: the page offers one (the tenant allows it); its script, where it asks for the
+	// options of a challenge, and where it posts the browser's answer.
+	Passkey          bool
+	PasskeyScriptURL string
+	PasskeyOptions   string
+	PasskeyAction    string
+}
+
+// withPasskey makes the page offer a passkey.
+func (d *pageData) withPasskey(script, options, action string) *pageData {
+	d.Passkey, d.PasskeyScriptURL, d.PasskeyOptions, d.PasskeyAction = true, script, options, action
+	return d
 }
 
 type imageChoice struct {
@@ -117,6 +151,10 @@ func pageCSP(d *pageData) string {
 	if d.AccentStyle != "" {
 		policy = csp.WithSource(policy, "style-src", oidc2fa.StyleHashSource(string(d.AccentStyle)))
 	}
+	if d.Passkey {
+		// passkey.js asks the provider for a challenge's options.
+		policy = csp.WithSource(policy, "connect-src", "'self'")
+	}
 	return policy
 }
 
@@ -148,6 +186,8 @@ func serveStatic(w http.ResponseWriter, r *http.Request, rest string) bool {
 		file, ctype = "assets/picture.js", "text/javascript; charset=utf-8"
 	case stylePath:
 		file, ctype = "assets/picture.css", "text/css; charset=utf-8"
+	case passkeyScriptPath:
+		file, ctype = "assets/passkey.js", "text/javascript; charset=utf-8"
 	default:
 		return false
 	}

@@ -62,6 +62,14 @@ type Config struct {
 	// every instance that shares the store.
 	Credentials store.PictureCredentials
 
+	// Passkeys stores the users' passkeys (WebAuthn credentials), the second way through the
+	// factor for the tenants whose policy allows it (store.Tenant.SecondFactor,
+	// oidc2fa.Login.Passkeys): their sign-in page offers "Use a passkey" beside the picture,
+	// their enrollment offers to add one. nil: no passkeys, whatever a tenant allows. The
+	// provider's BaseURL must name a domain (the WebAuthn relying party ID is its host), not
+	// an IP address.
+	Passkeys store.Passkeys
+
 	// Peppers key the hash input of every credential: a copy of the store alone is not enough
 	// to search for the points. Peppers[0] keys new credentials; the others still verify the
 	// credentials they keyed, which are rehashed with Peppers[0] at their next successful login
@@ -167,6 +175,8 @@ type Authenticator struct {
 	v6Bits      int
 	famFor      time.Duration
 	famKeep     int
+	passkeys    store.Passkeys
+	rp          relyingParty
 	log         *slog.Logger
 	now         func() time.Time
 	tel         *telemetry
@@ -207,6 +217,7 @@ func New(cfg Config) (*Authenticator, error) {
 		v6Bits:      orInt(cfg.IPv6PrefixLen, DefaultIPv6PrefixLen),
 		famFor:      or(cfg.FamiliarFor, DefaultFamiliarFor),
 		famKeep:     orInt(cfg.FamiliarNetworks, DefaultFamiliarNetworks),
+		passkeys:    cfg.Passkeys,
 		log:         cfg.Logger,
 		now:         cfg.Now,
 	}
@@ -448,16 +459,28 @@ func (a *Authenticator) network(addr netip.Addr) string {
 	return netip.PrefixFrom(addr, bits).Masked().String()
 }
 
-// HasFactor implements oidc2fa.FactorChecker: whether the user has a picture password.
+// HasFactor implements oidc2fa.FactorChecker: whether the user has a picture password or a
+// passkey.
 func (a *Authenticator) HasFactor(ctx context.Context, tenant, subject string) (bool, error) {
 	_, err := a.creds.Get(ctx, tenant, subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return false, err
+	default:
+		return true, nil
+	}
+	if a.passkeys == nil {
+		return false, nil
+	}
+	ps, err := a.passkeys.List(ctx, tenant, subject)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, err
 	}
-	return true, nil
+	return len(ps) > 0, nil
 }
 
 // netLockedUntil is when the lock of network n ends, as of now; the zero time when it is not
