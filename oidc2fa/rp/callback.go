@@ -20,7 +20,9 @@ type Result struct {
 	// AuthTime is the auth_time claim, when the user passed the second factor; zero when the
 	// token has none.
 	AuthTime time.Time
-	// AMR is the amr claim: the authentication methods used.
+	// AMR is the amr claim: the authentication methods used (RFC 8176). visid says "pwd" for a
+	// picture password, and for a passkey "hwk" (a key that cannot leave its device) or "swk"
+	// (a key that may be synced to other devices), with "mfa": Method names which.
 	AMR []string
 	// PreferredUsername and Email are the preferred_username and email claims: the user's
 	// userName and primary email at visid when the token was issued ("" when absent: a user
@@ -42,6 +44,31 @@ type Result struct {
 	Claims map[string]any
 	// IDToken is the ID token as the provider issued it (a compact JWS).
 	IDToken string
+}
+
+// The second-factor methods Result.Method reports.
+const (
+	MethodPicture = "picture" // a picture password (amr "pwd")
+	MethodPasskey = "passkey" // a passkey (amr "hwk" or "swk")
+)
+
+// Method names the way the user passed the second factor, from AMR: MethodPasskey,
+// MethodPicture, or "" when the amr says neither (a host's own authenticator, or
+// oidc2fa.Config.AMR set to other values).
+func (r *Result) Method() string {
+	picture := false
+	for _, m := range r.AMR {
+		switch m {
+		case "hwk", "swk":
+			return MethodPasskey
+		case "pwd":
+			picture = true
+		}
+	}
+	if picture {
+		return MethodPicture
+	}
+	return ""
 }
 
 // Callback finishes the second factor, or an enrollment, at the redirect URI. In order, it:
