@@ -79,10 +79,28 @@
 // picture spans the whole width. The tolerance stays Config.Tolerance whatever the size shown.
 //
 // A picture password needs sight: these keys let people who see the picture but cannot use a
-// pointer sign in, not people who cannot see it. A host whose users include blind people
-// offers them another second factor: oidc2fa.Config.Authenticator takes any oidc2fa.Authenticator
-// (a one-time code sent to a registered device, a security key), and a host may wrap this one,
-// sending the users who chose another factor to its pages from ServeLogin.
+// pointer sign in, not people who cannot see it. For them, and for everyone a memory test keeps
+// out (WCAG 2.2 SC 3.3.8), a tenant allows passkeys (see Passkeys below).
+//
+// # Passkeys
+//
+// With Config.Passkeys set, a tenant whose policy allows it (store.Tenant.SecondFactor
+// "picture-or-passkey", oidc2fa.Login.Passkeys) offers a passkey (WebAuthn, through
+// github.com/go-webauthn/webauthn) as the other way through the same sign-in: "Use a passkey"
+// above the picture (the passkey alone to a user who has no picture password), and "Add a
+// passkey" on the enrollment pages, with the same proof as a picture password. The relying
+// party is the provider's origin (oidc2fa.Login.Origin), whose host must be a domain. The
+// browser is asked for a discoverable credential with user verification required; a sign-in
+// names no credential, so the page does not say which users hold passkeys. Each challenge
+// lives in the interaction's state and is taken by the one request that answers it; the
+// passkey must be one the sign-in's user holds, its backup-eligible flag unchanged and its
+// counter moved forward, and the new counter is stored only if no other answer stored one
+// meanwhile (store.Passkeys.Use). A passkey attempt of a user with a picture password goes
+// through the picture's lock (counted first, refused while locked, a success resets); every
+// refusal looks like a wrong picture. The amr is "hwk" or "swk" (backup eligible) with "mfa".
+// Below a login or enrollment URL: POST passkey/options answers the options of a fresh
+// challenge as JSON, and POST passkey takes the browser's answer in the field "credential"
+// (static/passkey.js does both). The guide is docs/passkeys.md.
 //
 // # The pages and their form fields
 //
