@@ -46,8 +46,9 @@ const (
 	EventAPIKeyRevoked EventType = "apikey.revoked"
 
 	// EventTenantUpdated is recorded by Tenants.Update under a Change when the tenant's
-	// display name or look changed: its data names what changed ("changed") and gives the
-	// values after the change, the logo as its type, size and SHA-256, never its bytes.
+	// display name, look or second-factor policy changed: its data names what changed
+	// ("changed") and gives the values after the change, the logo as its type, size and
+	// SHA-256, never its bytes, and the policy as "second_factor" ("picture" for "").
 	EventTenantUpdated EventType = "tenant.updated"
 )
 

@@ -37,5 +37,5 @@ func ExampleCheckTenant() {
 	// Output:
 	// image/svg+xml #0b5d3b de-CH
 	// tenant "acme": accent colour #8899aa has a contrast ratio of 2.69:1 with the page background (#f4f6f8); WCAG AA requires at least 4.5:1: invalid
-	// 1 tenant.updated {"id":"acme","display_name":"Acme Corp","logo_type":"image/svg+xml","logo_size":92,"logo_sha256":"df08da65929f8b8604c9c5ea9b3b990cad254f6defef8ff3ef30cfcb6f0e2dbc","accent_color":"#0b5d3b","default_language":"de-CH","changed":["display_name","logo","accent_color","default_language"]}
+	// 1 tenant.updated {"id":"acme","display_name":"Acme Corp","logo_type":"image/svg+xml","logo_size":92,"logo_sha256":"df08da65929f8b8604c9c5ea9b3b990cad254f6defef8ff3ef30cfcb6f0e2dbc","accent_color":"#0b5d3b","default_language":"de-CH","second_factor":"picture","changed":["display_name","logo","accent_color","default_language"]}
 }

@@ -130,17 +130,22 @@ const usage = `Usage:
   idp tenant list [--after ID] [--limit N] [-db DB]
                                                 list the tenants, ordered by id, N at a time
                                                 (default 100, at most 1000): id, name, created,
-                                                and the look of those that have one; when more
-                                                follow, a last line "next: …" is the command
-                                                that lists them (--after the page's last id)
+                                                the look of those that have one, and
+                                                second_factor=picture-or-passkey of those that
+                                                allow passkeys; when more follow, a last line
+                                                "next: …" is the command that lists them
+                                                (--after the page's last id)
   idp tenant set --tenant T [--display-name N] [--logo FILE] [--accent-color #RRGGBB]
-                  [--default-language L] [-db DB]
+                  [--default-language L] [--passkeys allowed|off] [-db DB]
                                                 change how tenant T's sign-in pages look: its
                                                 name, a PNG, JPEG, WebP or SVG logo of at most
                                                 256 KiB, the buttons' colour (contrast of at
                                                 least 4.5:1 with the page and white text), and
                                                 the language of its pages when the browser asks
-                                                for none they have; "" resets a value
+                                                for none they have; "" resets a value;
+                                                --passkeys allowed lets its users add a passkey
+                                                as a second way through the second factor, off
+                                                (the default) allows the picture password only
   idp apikey create --tenant T [--name N] [-db DB]
                                                 issue a SCIM API key for tenant T
   idp apikey list --tenant T [-db DB]           list the API keys that may act on tenant T: id, name,

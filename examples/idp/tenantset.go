@@ -13,14 +13,21 @@ import (
 	"github.com/visid/visid/store"
 )
 
-// tenantLook is what "idp tenant set" changes: a nil field is left as it is.
-type tenantLook struct {
+// tenantChange is what "idp tenant set" changes: a nil field is left as it is.
+type tenantChange struct {
 	displayName, accentColor, defaultLanguage *string
 	logo                                      *[]byte // empty: remove the logo
+	secondFactor                              *string // store.Tenant.SecondFactor
 }
 
+// The values of --passkeys, and the second-factor policy each sets.
+const (
+	passkeysAllowed = "allowed" // store.SecondFactorPictureOrPasskey
+	passkeysOff     = "off"     // store.SecondFactorPicture
+)
+
 // tenantSet is "idp tenant set --tenant T [--display-name N] [--logo FILE] [--accent-color
-// #RRGGBB] [--default-language L]".
+// #RRGGBB] [--default-language L] [--passkeys allowed|off]".
 func tenantSet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp tenant set", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the tenant to change (required)")
@@ -28,6 +35,7 @@ func tenantSet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.String("logo", "", `a PNG, JPEG, WebP or SVG file of at most 256 KiB shown on the sign-in pages; "" removes the logo`)
 	fs.String("accent-color", "", `the colour of the buttons, #RRGGBB, with a contrast of at least 4.5:1 with the page and with white; "" for visid's`)
 	fs.String("default-language", "", `the BCP 47 tag of the pages' language when the browser asks for none they have, such as de or fr-CH; "" for none`)
+	fs.String("passkeys", "", `allowed: the tenant's users may add a passkey as a second way through the second factor; off: the picture password only`)
 	db := fs.String("db", defaultDB, dbUsage)
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
@@ -42,7 +50,7 @@ func tenantSet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !store.ValidTenantID(*tenant) {
 		return &cli.UsageError{Msg: fmt.Sprintf("--tenant %q is not a tenant id", *tenant)}
 	}
-	look, err := parseTenantLook(fs)
+	change, err := parseTenantChange(fs)
 	if err != nil {
 		return err
 	}
@@ -51,13 +59,13 @@ func tenantSet(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.close()
-	return setTenantLook(ctx, d.Tenants, *tenant, look, stdout)
+	return changeTenant(ctx, d.Tenants, *tenant, change, stdout)
 }
 
-// parseTenantLook reads the look flags that were given and checks their values, so that a bad
+// parseTenantChange reads the flags that were given and checks their values, so that a bad
 // value is refused, naming its flag, before the store is opened.
-func parseTenantLook(fs *flag.FlagSet) (tenantLook, error) {
-	var look tenantLook
+func parseTenantChange(fs *flag.FlagSet) (tenantChange, error) {
+	var ch tenantChange
 	var errs []error
 	fs.Visit(func(f *flag.Flag) {
 		v := f.Value.String()
@@ -70,19 +78,19 @@ func parseTenantLook(fs *flag.FlagSet) (tenantLook, error) {
 			if err := store.CheckDisplayName(v); err != nil {
 				bad(err)
 			}
-			look.displayName = &v
+			ch.displayName = &v
 		case "accent-color":
 			c, err := store.CheckAccentColor(v)
 			if err != nil {
 				bad(err)
 			}
-			look.accentColor = &c
+			ch.accentColor = &c
 		case "default-language":
 			l, err := store.CheckLanguage(v)
 			if err != nil {
 				bad(err)
 			}
-			look.defaultLanguage = &l
+			ch.defaultLanguage = &l
 		case "logo":
 			data := []byte{}
 			if v != "" {
@@ -95,16 +103,28 @@ func parseTenantLook(fs *flag.FlagSet) (tenantLook, error) {
 					bad(err)
 				}
 			}
-			look.logo = &data
+			ch.logo = &data
+		case "passkeys":
+			var policy string
+			switch v {
+			case passkeysAllowed:
+				policy = store.SecondFactorPictureOrPasskey
+			case passkeysOff:
+				policy = store.SecondFactorPicture
+			default:
+				errs = append(errs, fmt.Errorf("--passkeys %q: want %s or %s", v, passkeysAllowed, passkeysOff))
+				return
+			}
+			ch.secondFactor = &policy
 		}
 	})
 	if len(errs) > 0 {
-		return look, &cli.UsageError{Msg: errors.Join(errs...).Error()}
+		return ch, &cli.UsageError{Msg: errors.Join(errs...).Error()}
 	}
-	if look == (tenantLook{}) {
-		return look, &cli.UsageError{Msg: "tenant set needs at least one of --display-name, --logo, --accent-color and --default-language"}
+	if ch == (tenantChange{}) {
+		return ch, &cli.UsageError{Msg: "tenant set needs at least one of --display-name, --logo, --accent-color, --default-language and --passkeys"}
 	}
-	return look, nil
+	return ch, nil
 }
 
 // readLogo reads the logo file name, refusing one larger than store.MaxLogoSize without reading
@@ -125,21 +145,24 @@ func readLogo(name string) ([]byte, error) {
 	return data, nil
 }
 
-// setTenantLook changes what look sets of the tenant and prints the tenant's line, as tenant
+// changeTenant changes what ch sets of the tenant and prints the tenant's line, as tenant
 // list does. The change is recorded as tenant.updated (under the command's store.Change).
-func setTenantLook(ctx context.Context, tenants store.Tenants, id string, look tenantLook, stdout io.Writer) error {
+func changeTenant(ctx context.Context, tenants store.Tenants, id string, ch tenantChange, stdout io.Writer) error {
 	t, err := tenants.Update(ctx, id, func(t *store.Tenant) error {
-		if look.displayName != nil {
-			t.DisplayName = *look.displayName
+		if ch.displayName != nil {
+			t.DisplayName = *ch.displayName
 		}
-		if look.logo != nil {
-			t.Logo = *look.logo
+		if ch.logo != nil {
+			t.Logo = *ch.logo
 		}
-		if look.accentColor != nil {
-			t.AccentColor = *look.accentColor
+		if ch.accentColor != nil {
+			t.AccentColor = *ch.accentColor
 		}
-		if look.defaultLanguage != nil {
-			t.DefaultLanguage = *look.defaultLanguage
+		if ch.defaultLanguage != nil {
+			t.DefaultLanguage = *ch.defaultLanguage
+		}
+		if ch.secondFactor != nil {
+			t.SecondFactor = *ch.secondFactor
 		}
 		return nil
 	})
@@ -155,8 +178,9 @@ func setTenantLook(ctx context.Context, tenants store.Tenants, id string, look t
 	return nil
 }
 
-// printTenant prints a tenant's line: tenant=… name="…" created=…, then what it has of its look:
-// logo=<media type> accent_color=#rrggbb default_language=<tag>.
+// printTenant prints a tenant's line: tenant=… name="…" created=…, then what it has of its look,
+// logo=<media type> accent_color=#rrggbb default_language=<tag>, and second_factor=<policy>
+// when its policy is not the picture password alone.
 func printTenant(stdout io.Writer, t *store.Tenant) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tenant=%s name=%q created=%s", t.ID, t.DisplayName, formatTime(t.Created))
@@ -168,6 +192,9 @@ func printTenant(stdout io.Writer, t *store.Tenant) {
 	}
 	if t.DefaultLanguage != "" {
 		fmt.Fprintf(&b, " default_language=%s", t.DefaultLanguage)
+	}
+	if t.SecondFactor != "" {
+		fmt.Fprintf(&b, " second_factor=%s", t.SecondFactor)
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(stdout, b.String())

@@ -112,7 +112,7 @@ func TestTenantSetErrors(t *testing.T) {
 		want  []string
 		usage bool
 	}{
-		{[]string{"--tenant", "acme"}, []string{"at least one of --display-name, --logo, --accent-color and --default-language"}, true},
+		{[]string{"--tenant", "acme"}, []string{"at least one of --display-name, --logo, --accent-color, --default-language and --passkeys"}, true},
 		{[]string{"--accent-color", "#000000"}, []string{"tenant set needs --tenant"}, true},
 		{[]string{"--tenant", "Acme!", "--accent-color", "#000000"}, []string{`--tenant "Acme!" is not a tenant id`}, true},
 		{[]string{"--tenant", "acme", "extra", "--accent-color", "#000000"}, []string{`unexpected argument "extra"`}, true},
@@ -127,6 +127,8 @@ func TestTenantSetErrors(t *testing.T) {
 		{[]string{"--tenant", "acme", "--logo", svg}, []string{"--logo:", `element "script" is not allowed`}, true},
 		{[]string{"--tenant", "acme", "--logo", filepath.Join(dir, "missing.png")}, []string{"--logo ", "no such file"}, true},
 		{[]string{"--tenant", "acme", "--accent-color", "#eeeeee", "--default-language", "?"}, []string{"--accent-color:", "--default-language:"}, true},
+		{[]string{"--tenant", "acme", "--passkeys", "yes"}, []string{`--passkeys "yes": want allowed or off`}, true},
+		{[]string{"--tenant", "acme", "--passkeys", ""}, []string{`--passkeys "": want allowed or off`}, true},
 		{[]string{"--tenant", "nosuch", "--accent-color", "#000000"}, []string{`there is no tenant "nosuch"`}, false},
 	} {
 		var out, errOut bytes.Buffer
@@ -143,12 +145,97 @@ func TestTenantSetErrors(t *testing.T) {
 	assert.Regexp(t, `^acme name="Acme" created=\S+$`, list["tenant"], "nothing was changed")
 }
 
+// TestTenantSetPasskeys: --passkeys allowed gives the tenant the picture-or-passkey policy,
+// which tenant set and tenant list show; --passkeys off gives it back the picture password
+// alone; each change is a tenant.updated event naming second_factor. The other tenant and the
+// tenant's look are left as they were.
+func TestTenantSetPasskeys(t *testing.T) {
+	db := newStore(t)
+	runCmd(t, "tenant", "create", "acme", "--name", "Acme", "-db", db)
+	runCmd(t, "tenant", "create", "globex", "-db", db)
+	runCmd(t, "tenant", "set", "--tenant", "acme", "--accent-color", "#0b5d3b", "-db", db)
+
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"tenant", "set", "--tenant", "acme", "--passkeys", "allowed", "-db", db}, &out, io.Discard))
+	assert.Regexp(t, `^tenant=acme name="Acme" created=\S+ accent_color=#0b5d3b second_factor=picture-or-passkey\n$`, out.String())
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"tenant", "list", "-db", db}, &out, io.Discard))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.Regexp(t, `^tenant=acme name="Acme" created=\S+ accent_color=#0b5d3b second_factor=picture-or-passkey$`, lines[0])
+	assert.Regexp(t, `^tenant=globex name="" created=\S+$`, lines[1], "the other tenant keeps the picture password alone")
+	tn := getTenant(t, db, "acme")
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, tn.SecondFactor)
+	assert.True(t, tn.PasskeysAllowed())
+
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"tenant", "set", "--tenant", "acme", "--passkeys=off", "-db", db}, &out, io.Discard))
+	assert.Regexp(t, `^tenant=acme name="Acme" created=\S+ accent_color=#0b5d3b\n$`, out.String())
+	tn = getTenant(t, db, "acme")
+	assert.Empty(t, tn.SecondFactor)
+	assert.False(t, tn.PasskeysAllowed())
+	assert.Equal(t, "#0b5d3b", tn.AccentColor)
+
+	// off again changes nothing: no event.
+	runCmd(t, "tenant", "set", "--tenant", "acme", "--passkeys", "off", "-db", db)
+
+	d, err := openDB(t.Context(), db)
+	require.NoError(t, err)
+	events, err := d.Events.List(t.Context(), "acme", "", 10)
+	require.NoError(t, err)
+	require.NoError(t, d.close())
+	require.Len(t, events, 3, "the accent colour, allowed, off")
+	for i, policy := range []string{"picture-or-passkey", "picture"} {
+		e := events[i+1]
+		assert.Equal(t, store.EventTenantUpdated, e.Type)
+		assert.Equal(t, "admin", e.Actor)
+		assert.Equal(t, store.SubjectTenant, e.SubjectKind)
+		assert.Equal(t, "acme", e.SubjectID)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(e.Data, &m))
+		assert.Equal(t, []any{"second_factor"}, m["changed"], "event %d", i+1)
+		assert.Equal(t, policy, m["second_factor"], "event %d", i+1)
+	}
+}
+
+// TestTenantSetPasskeysBadValue: a --passkeys value other than allowed and off is one line that
+// names both, exit status 2, before the store is opened; the tenant is unchanged.
+func TestTenantSetPasskeysBadValue(t *testing.T) {
+	db := newStore(t)
+	runCmd(t, "tenant", "create", "acme", "-db", db)
+	for _, v := range []string{"on", "Allowed", "picture-or-passkey", "true"} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), []string{"tenant", "set", "--tenant", "acme", "--passkeys", v, "-db", db}, &out, &errOut)
+		var ue *cli.UsageError
+		require.ErrorAs(t, err, &ue, v)
+		assert.Empty(t, out.String())
+		var stderr bytes.Buffer
+		assert.Equal(t, 2, exitCode(err, &stderr), v)
+		first, rest, _ := strings.Cut(stderr.String(), "\n")
+		assert.Equal(t, `idp: --passkeys "`+v+`": want allowed or off`, first)
+		assert.Equal(t, "Run \"idp help\" for usage.\n", rest)
+	}
+	assert.Empty(t, getTenant(t, db, "acme").SecondFactor, "nothing was changed")
+}
+
+// getTenant reads tenant id from the store db.
+func getTenant(t *testing.T, db, id string) *store.Tenant {
+	t.Helper()
+	d, err := openDB(t.Context(), db)
+	require.NoError(t, err)
+	defer d.close()
+	tn, err := d.Tenants.Get(t.Context(), id)
+	require.NoError(t, err)
+	return tn
+}
+
 // TestTenantSetHelp: tenant set is in the usage and in the tenant group's subcommands.
 func TestTenantSetHelp(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"tenant", "set", "-h"}, &out, io.Discard))
 	assert.Equal(t, usage, out.String())
 	assert.Contains(t, usage, "idp tenant set --tenant T [--display-name N] [--logo FILE] [--accent-color #RRGGBB]")
+	assert.Contains(t, usage, "[--passkeys allowed|off]")
 	err := run(t.Context(), []string{"tenant", "paint"}, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "create, list, set")

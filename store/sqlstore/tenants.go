@@ -16,11 +16,11 @@ type Tenants struct{ s *Store }
 
 var _ store.Tenants = (*Tenants)(nil)
 
-const tenantColumns = `id, display_name, created, logo, logo_type, logo_hash, accent_color, default_language`
+const tenantColumns = `id, display_name, created, logo, logo_type, logo_hash, accent_color, default_language, second_factor`
 
 // tenantListColumns are tenantColumns for List, which leaves the logos out: NULL in the logo's
 // place.
-const tenantListColumns = `id, display_name, created, NULL, logo_type, logo_hash, accent_color, default_language`
+const tenantListColumns = `id, display_name, created, NULL, logo_type, logo_hash, accent_color, default_language, second_factor`
 
 // Create implements store.Tenants.
 func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
@@ -32,8 +32,8 @@ func (ts *Tenants) Create(ctx context.Context, t store.Tenant) error {
 	}
 	return ts.s.write(ctx, func(tx *txn) error {
 		logo, hash := logoArgs(&t)
-		n, err := tx.affected(ctx, `INSERT INTO tenants (`+tenantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			t.ID, t.DisplayName, nanos(t.Created), logo, t.LogoType, hash, t.AccentColor, t.DefaultLanguage)
+		n, err := tx.affected(ctx, `INSERT INTO tenants (`+tenantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			t.ID, t.DisplayName, nanos(t.Created), logo, t.LogoType, hash, t.AccentColor, t.DefaultLanguage, t.SecondFactor)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func scanTenant(row scanner) (*store.Tenant, error) {
 	var t store.Tenant
 	var created sql.NullInt64
 	var hash []byte
-	if err := row.Scan(&t.ID, &t.DisplayName, &created, &t.Logo, &t.LogoType, &hash, &t.AccentColor, &t.DefaultLanguage); err != nil {
+	if err := row.Scan(&t.ID, &t.DisplayName, &created, &t.Logo, &t.LogoType, &hash, &t.AccentColor, &t.DefaultLanguage, &t.SecondFactor); err != nil {
 		return nil, err
 	}
 	t.Created = fromNanos(created)
@@ -149,8 +149,9 @@ func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant)
 		}
 		logo, hash := logoArgs(&work)
 		if _, err := tx.exec(ctx, `UPDATE tenants SET display_name = ?, created = ?, logo = ?, logo_type = ?, logo_hash = ?,
-			accent_color = ?, default_language = ? WHERE id = ?`,
-			work.DisplayName, nanos(work.Created), logo, work.LogoType, hash, work.AccentColor, work.DefaultLanguage, id); err != nil {
+			accent_color = ?, default_language = ?, second_factor = ? WHERE id = ?`,
+			work.DisplayName, nanos(work.Created), logo, work.LogoType, hash, work.AccentColor, work.DefaultLanguage,
+			work.SecondFactor, id); err != nil {
 			return err
 		}
 		p := changes.New(ctx, id)

@@ -510,8 +510,8 @@ func testEventsAPIKeys(t *testing.T, b store.Backend) {
 }
 
 // Tenants.Update under a Change records tenant.updated naming what changed, with the logo as
-// its type, size and hash, never its bytes; an Update that changes nothing, or one without a
-// Change, records nothing.
+// its type, size and hash, never its bytes, and the second-factor policy as "second_factor"
+// ("picture" for ""); an Update that changes nothing, or one without a Change, records nothing.
 func testEventsTenantUpdated(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	mustTenant(t, b, globex)
@@ -536,9 +536,21 @@ func testEventsTenantUpdated(t *testing.T, b store.Backend) {
 	require.NoError(t, err)
 	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error { tn.AccentColor = "#eeeeee"; return nil })
 	require.ErrorIs(t, err, store.ErrInvalid, "a refused update records nothing")
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error { tn.SecondFactor = store.SecondFactorPicture; return nil })
+	require.NoError(t, err, "the picture policy already, canonical: no event")
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error {
+		tn.SecondFactor = store.SecondFactorPictureOrPasskey
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error { tn.SecondFactor = "passkey"; return nil })
+	require.ErrorIs(t, err, store.ErrInvalid, "a refused policy records nothing")
+	_, err = b.Tenants.Update(c, acme, func(tn *store.Tenant) error { tn.SecondFactor = store.SecondFactorPicture; return nil })
+	require.NoError(t, err)
 
 	events := allEvents(t, b, acme)
-	require.Equal(t, []store.EventType{store.EventTenantUpdated, store.EventTenantUpdated}, eventTypes(events))
+	require.Equal(t, []store.EventType{store.EventTenantUpdated, store.EventTenantUpdated, store.EventTenantUpdated,
+		store.EventTenantUpdated}, eventTypes(events))
 	for _, e := range events {
 		assert.Equal(t, store.SubjectTenant, e.SubjectKind)
 		assert.Equal(t, acme, e.SubjectID)
@@ -549,8 +561,14 @@ func testEventsTenantUpdated(t *testing.T, b store.Backend) {
 	hash := sha256.Sum256(logo)
 	assert.Equal(t, map[string]any{"id": acme, "display_name": "Tenant " + acme, "logo_type": "image/png",
 		"logo_size": float64(len(logo)), "logo_sha256": hex.EncodeToString(hash[:]), "accent_color": "#0b5d3b",
-		"changed": []any{"logo", "accent_color"}}, dataOf(t, events[0]))
+		"second_factor": "picture", "changed": []any{"logo", "accent_color"}}, dataOf(t, events[0]))
 	assert.Equal(t, map[string]any{"id": acme, "display_name": "Acme AG", "accent_color": "#0b5d3b",
-		"default_language": "de", "changed": []any{"display_name", "logo", "default_language"}}, dataOf(t, events[1]))
+		"default_language": "de", "second_factor": "picture", "changed": []any{"display_name", "logo", "default_language"}},
+		dataOf(t, events[1]))
+	assert.Equal(t, map[string]any{"id": acme, "display_name": "Acme AG", "accent_color": "#0b5d3b",
+		"default_language": "de", "second_factor": "picture-or-passkey", "changed": []any{"second_factor"}},
+		dataOf(t, events[2]))
+	assert.Equal(t, map[string]any{"id": acme, "display_name": "Acme AG", "accent_color": "#0b5d3b",
+		"default_language": "de", "second_factor": "picture", "changed": []any{"second_factor"}}, dataOf(t, events[3]))
 	assert.Empty(t, allEvents(t, b, globex), "the other tenant's log")
 }

@@ -17,7 +17,8 @@ import (
 	"github.com/visid/visid/store"
 )
 
-// The tenant's look: Tenants.Update and the values CheckTenant puts in canonical form.
+// The tenant's look and second-factor policy: Tenants.Update and the values CheckTenant puts in
+// canonical form.
 func tenantLookTests() []test {
 	return []test{
 		{"CreateWithLook", testTenantCreateWithLook},
@@ -26,6 +27,7 @@ func tenantLookTests() []test {
 		{"ListLeavesLogosOut", testTenantListLeavesLogosOut},
 		{"UpdateCanonical", testTenantUpdateCanonical},
 		{"UpdateRemovesLogo", testTenantUpdateRemovesLogo},
+		{"SecondFactor", testTenantSecondFactor},
 		{"UpdateNotFound", testTenantUpdateNotFound},
 		{"UpdateInvalidStoresNothing", testTenantUpdateInvalid},
 		{"UpdateFuncErrorStoresNothing", testTenantUpdateFuncError},
@@ -52,15 +54,18 @@ const testSVG = `<?xml version="1.0" encoding="UTF-8"?>
 
 // lookOf is the part of a tenant the look tests compare.
 func lookOf(t store.Tenant) string {
-	return fmt.Sprintf("id=%s name=%q logo=%d:%x type=%s hash=%x accent=%s lang=%s",
-		t.ID, t.DisplayName, len(t.Logo), sha256.Sum256(t.Logo), t.LogoType, t.LogoHash, t.AccentColor, t.DefaultLanguage)
+	return fmt.Sprintf("id=%s name=%q logo=%d:%x type=%s hash=%x accent=%s lang=%s second=%q",
+		t.ID, t.DisplayName, len(t.Logo), sha256.Sum256(t.Logo), t.LogoType, t.LogoHash, t.AccentColor, t.DefaultLanguage,
+		t.SecondFactor)
 }
 
-// Create stores the look with the tenant, in canonical form; Get and List return it.
+// Create stores the look and the second-factor policy with the tenant, in canonical form; Get
+// and List return them.
 func testTenantCreateWithLook(t *testing.T, b store.Backend) {
 	logo := testPNG(t, 1)
 	require.NoError(t, b.Tenants.Create(ctx(), store.Tenant{ID: acme, DisplayName: "Acme", Created: day(1, 1, 0),
-		Logo: logo, LogoType: "text/html", AccentColor: "#1D5BB8", DefaultLanguage: "de-ch"}))
+		Logo: logo, LogoType: "text/html", AccentColor: "#1D5BB8", DefaultLanguage: "de-ch",
+		SecondFactor: store.SecondFactorPictureOrPasskey}))
 	got, err := b.Tenants.Get(ctx(), acme)
 	require.NoError(t, err)
 	assert.Equal(t, logo, got.Logo)
@@ -68,6 +73,8 @@ func testTenantCreateWithLook(t *testing.T, b store.Backend) {
 	assert.Equal(t, sha256.Sum256(logo), got.LogoHash)
 	assert.Equal(t, "#1d5bb8", got.AccentColor)
 	assert.Equal(t, "de-CH", got.DefaultLanguage)
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, got.SecondFactor)
+	assert.True(t, got.PasskeysAllowed())
 	ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
@@ -84,6 +91,8 @@ func testTenantCreateInvalidLook(t *testing.T, b store.Backend) {
 		"not an image": {Logo: []byte("GIF89a……")},
 		"bad language": {DefaultLanguage: "not a tag"},
 		"long name":    {DisplayName: strings.Repeat("x", store.MaxDisplayNameLength+1)},
+		"bad policy":   {SecondFactor: "passkey"},
+		"policy case":  {SecondFactor: "Picture-Or-Passkey"},
 	} {
 		tn.ID = acme
 		assert.ErrorIs(t, b.Tenants.Create(ctx(), tn), store.ErrInvalid, name)
@@ -197,6 +206,7 @@ func testTenantUpdateInvalid(t *testing.T, b store.Backend) {
 	mustTenant(t, b, acme)
 	_, err := b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error {
 		tn.Logo, tn.AccentColor, tn.DefaultLanguage = testPNG(t, 4), "#1d5bb8", "de"
+		tn.SecondFactor = store.SecondFactorPictureOrPasskey
 		return nil
 	})
 	require.NoError(t, err)
@@ -222,6 +232,8 @@ func testTenantUpdateInvalid(t *testing.T, b store.Backend) {
 		"language und":       func(tn *store.Tenant) { tn.DefaultLanguage = "und" },
 		"name too long":      func(tn *store.Tenant) { tn.DisplayName = strings.Repeat("é", store.MaxDisplayNameLength+1) },
 		"name with newline":  func(tn *store.Tenant) { tn.DisplayName = "Acme\nCorp" },
+		"policy unknown":     func(tn *store.Tenant) { tn.SecondFactor = "passkey-only" },
+		"policy with space":  func(tn *store.Tenant) { tn.SecondFactor = "picture " },
 	} {
 		_, err := b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error {
 			tn.DisplayName = "changed"
@@ -322,4 +334,61 @@ func testTenantListLeavesLogosOut(t *testing.T, b store.Backend) {
 	got, err = b.Tenants.Get(ctx(), acme)
 	require.NoError(t, err)
 	assert.Equal(t, logo, got.Logo)
+}
+
+// The second-factor policy: "" and SecondFactorPicture are stored as "" (the picture password
+// only); SecondFactorPictureOrPasskey is kept by Create, Get, List and Updates that change other
+// values, until an Update sets it back.
+func testTenantSecondFactor(t *testing.T, b store.Backend) {
+	require.NoError(t, b.Tenants.Create(ctx(), store.Tenant{ID: acme, SecondFactor: store.SecondFactorPicture}))
+	mustTenant(t, b, globex)
+	got, err := b.Tenants.Get(ctx(), acme)
+	require.NoError(t, err)
+	assert.Empty(t, got.SecondFactor, "SecondFactorPicture is stored as \"\"")
+	assert.False(t, got.PasskeysAllowed())
+
+	// policy returns the policy of acme as Get and List read it.
+	policy := func(msg string) (string, string) {
+		t.Helper()
+		got, err := b.Tenants.Get(ctx(), acme)
+		require.NoError(t, err, msg)
+		ts, err := b.Tenants.List(ctx(), "", store.MaxTenantPage)
+		require.NoError(t, err, msg)
+		require.Len(t, ts, 2, msg)
+		assert.Empty(t, ts[1].SecondFactor, "%s: the other tenant's policy", msg)
+		return got.SecondFactor, ts[0].SecondFactor
+	}
+
+	upd, err := b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error {
+		tn.SecondFactor = store.SecondFactorPictureOrPasskey
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, upd.SecondFactor, "Update's result")
+	assert.True(t, upd.PasskeysAllowed())
+	gotPolicy, listed := policy("after the Update that allows passkeys")
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, gotPolicy)
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, listed)
+
+	_, err = b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error {
+		tn.DisplayName, tn.AccentColor = "Acme", "#0b5d3b"
+		return nil
+	})
+	require.NoError(t, err)
+	gotPolicy, listed = policy("after an Update of other values")
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, gotPolicy)
+	assert.Equal(t, store.SecondFactorPictureOrPasskey, listed)
+
+	upd, err = b.Tenants.Update(ctx(), acme, func(tn *store.Tenant) error {
+		tn.SecondFactor = store.SecondFactorPicture
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, upd.SecondFactor, "Update's result: SecondFactorPicture in canonical form")
+	gotPolicy, listed = policy("after the Update back to the picture")
+	assert.Empty(t, gotPolicy)
+	assert.Empty(t, listed)
+	got, err = b.Tenants.Get(ctx(), acme)
+	require.NoError(t, err)
+	assert.Equal(t, "#0b5d3b", got.AccentColor, "the rest of the tenant is kept")
 }

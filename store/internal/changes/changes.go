@@ -307,11 +307,12 @@ type tenantData struct {
 	LogoSHA256      string   `json:"logo_sha256,omitempty"`
 	AccentColor     string   `json:"accent_color,omitempty"`
 	DefaultLanguage string   `json:"default_language,omitempty"`
+	SecondFactor    string   `json:"second_factor"` // the policy; "picture" for ""
 	Changed         []string `json:"changed"`
 }
 
 // Tenant collects tenant.updated for an update of a tenant from before to after, when its
-// display name or look changed; its data names the changed fields.
+// display name, look or second-factor policy changed; its data names the changed fields.
 func Tenant(p *Pending, before, after *store.Tenant) {
 	if p == nil {
 		return
@@ -329,11 +330,17 @@ func Tenant(p *Pending, before, after *store.Tenant) {
 	if before.DefaultLanguage != after.DefaultLanguage {
 		changed = append(changed, "default_language")
 	}
+	if before.SecondFactor != after.SecondFactor {
+		changed = append(changed, "second_factor")
+	}
 	if len(changed) == 0 {
 		return
 	}
 	d := tenantData{ID: after.ID, DisplayName: after.DisplayName, AccentColor: after.AccentColor,
-		DefaultLanguage: after.DefaultLanguage, Changed: changed}
+		DefaultLanguage: after.DefaultLanguage, SecondFactor: after.SecondFactor, Changed: changed}
+	if d.SecondFactor == "" {
+		d.SecondFactor = store.SecondFactorPicture
+	}
 	if len(after.Logo) > 0 {
 		d.LogoType, d.LogoSize, d.LogoSHA256 = after.LogoType, len(after.Logo), hex.EncodeToString(after.LogoHash[:])
 	}
