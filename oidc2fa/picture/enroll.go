@@ -161,13 +161,21 @@ func (a *Authenticator) save(w http.ResponseWriter, r *http.Request, e *oidc2fa.
 	// Only an enrollment that may replace the factor (an administrator's link, or a client's
 	// with proof of a recent sign-in) replaces one; the others set up a first factor only.
 	had := false
-	if e.Replace {
+	if e.Replace || a.passkeys != nil {
 		var err error
 		if had, err = a.HasFactor(ctx, e.Tenant, e.Subject); err != nil {
 			a.unclaim(ctx, e)
 			a.internal(w, r, err)
 			return
 		}
+	}
+	if had && !e.Replace {
+		// A passkey the user added since the link was made is a factor too (a picture
+		// password is caught by Create below).
+		a.log.WarnContext(ctx, "picture enrollment refused: the user has a factor and this enrollment may not replace it",
+			"tenant", e.Tenant, "subject", e.Subject, "client", e.Client.ID)
+		e.Cancel(w, r)
+		return
 	}
 	err = a.enroll(ctx, e.Tenant, e.Subject, name, points, e.Replace)
 	switch {

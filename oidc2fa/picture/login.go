@@ -325,10 +325,21 @@ func (a *Authenticator) failAttempt(w http.ResponseWriter, r *http.Request, l *o
 		return json.Marshal(st)
 	})
 	if err != nil {
-		a.internal(w, r, err)
+		a.ended(w, r, l, err)
 		return
 	}
 	http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
+}
+
+// ended answers a request whose sign-in's state could not be written: when another request
+// ended the sign-in meanwhile (a double submit that the first answered), the browser goes back
+// to the page, where the provider says the sign-in has ended; any other error is internal.
+func (a *Authenticator) ended(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		http.Redirect(w, r, l.Path(""), http.StatusSeeOther)
+		return
+	}
+	a.internal(w, r, err)
 }
 
 // succeed records s: it resets the failure counts of the network and, unless

@@ -223,7 +223,7 @@ func (a *Authenticator) passkeyAttempt(w http.ResponseWriter, r *http.Request, l
 	ctx := r.Context()
 	st, data, err := takeLoginSession(ctx, l)
 	if err != nil {
-		a.internal(w, r, err)
+		a.ended(w, r, l, err)
 		return
 	}
 	now := a.now()
