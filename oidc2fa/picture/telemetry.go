@@ -16,11 +16,12 @@ const instrumentationName = "github.com/visid/visid/oidc2fa/picture"
 // Metric names of the picture login. docs/observability.md lists them with their
 // attributes.
 const (
-	// MetricAttempts counts the points submitted, by visid.outcome: "succeeded",
-	// "wrong_picture", "malformed", "locked" (an attempt on a locked factor, never checked),
-	// "unknown_user", "ambiguous_hint" (the login hint matched several users, so it names
-	// nobody), "inactive_user" and "not_enrolled". The person sees the same answer for every
-	// failure; no metric names a user.
+	// MetricAttempts counts the points and passkeys submitted, by visid.outcome: "succeeded",
+	// "wrong_picture", "wrong_passkey" (a passkey refused: another user's, replayed, not
+	// verified, its counter gone back…), "malformed", "locked" (an attempt on a locked
+	// factor, never checked), "unknown_user", "ambiguous_hint" (the login hint matched several
+	// users, so it names nobody), "inactive_user" and "not_enrolled". The person sees the same
+	// answer for every failure; no metric names a user.
 	MetricAttempts = "visid.secondfactor.attempts"
 	// MetricLockouts counts checked attempts that failed and locked the factor, for their
 	// network (the MaxFailures-th failure in a row from it, or the first failure after its lock
