@@ -1,11 +1,11 @@
 // Package store is visid's persistence contract: the value types (User, Group, Tenant, APIKey,
 // and for the second factor Client, Code, Interaction, PushedRequest, AccessToken,
-// PictureCredential, SigningKey; Event and WebhookEndpoint for the event log), the sentinel
-// errors, and one small interface per artifact, the thirteen fields of a Backend: Tenants,
-// Users, Groups, APIKeys (the directory scimsvc serves), Clients, Codes, Interactions,
-// PushedRequests, AccessTokens, PictureCredentials, SigningKeys (the second factor's), Events and
-// Webhooks (the event log and its delivery). It has no behaviour of its own beyond checks of
-// values (CheckTenant, CheckLogo) and ids; backends implement it:
+// PictureCredential, Passkey, SigningKey; Event and WebhookEndpoint for the event log), the
+// sentinel errors, and one small interface per artifact, the fourteen fields of a Backend:
+// Tenants, Users, Groups, APIKeys (the directory scimsvc serves), Clients, Codes, Interactions,
+// PushedRequests, AccessTokens, PictureCredentials, Passkeys, SigningKeys (the second factor's),
+// Events and Webhooks (the event log and its delivery). It has no behaviour of its own beyond
+// checks of values (CheckTenant, CheckLogo) and ids; backends implement it:
 //
 //   - store/memstore, in memory with real indexes, for tests and embedding;
 //   - store/sqlstore, SQLite (the embedded default) and PostgreSQL;

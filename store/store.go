@@ -246,8 +246,8 @@ type Tenants interface {
 	// Change it records tenant.updated when anything changed.
 	Update(ctx context.Context, id string, fn func(*Tenant) error) (*Tenant, error)
 
-	// Delete removes the tenant with all its users (and their picture credentials), groups,
-	// clients and signing keys, so that a tenant made again with the same id signs with keys of
+	// Delete removes the tenant with all its users (and their picture credentials and
+	// passkeys), groups, clients and signing keys, so that a tenant made again with the same id signs with keys of
 	// its own. ErrNotFound if it does not exist.
 	Delete(ctx context.Context, id string) error
 }

@@ -15,7 +15,8 @@
 // creation stamp that compaction keeps, from which a keyset position (store.Query.After) in
 // creation order is found by binary search. A sort or a filter orders the matches in memory.
 //
-// Clients live with their tenant, under its lock, in creation order. Authorization codes and
+// Clients live with their tenant, under its lock, in creation order; so do passkeys, by
+// credential ID and by user, in an index the tenant's first passkey makes. Authorization codes and
 // interactions are kept by hash and by id in two tables of their own, each behind its own lock;
 // a consumed code stays, marked used, until DeleteExpired removes it, so a replay is told apart
 // from an unknown code.

@@ -52,6 +52,7 @@ type tenantData struct {
 	pack         *packTable    // the Store's, read-only
 	due          *dueIndex     // the Store's
 	webhooks     []*webhookRec // in creation order
+	passkeys     *passkeyIndex // nil until the tenant's first passkey
 }
 
 // New returns an empty store.
@@ -82,6 +83,7 @@ func (s *Store) Backend() store.Backend {
 		Pushed:       s.PushedRequests(),
 		AccessTokens: s.AccessTokens(),
 		Pictures:     s.Pictures(),
+		Passkeys:     s.Passkeys(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
 		Webhooks:     s.Webhooks(),
@@ -128,6 +130,9 @@ func (s *Store) signingKeyTable() *signingKeyTable { return &s.signingKeys }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }
+
+// Passkeys returns the store's store.Passkeys.
+func (s *Store) Passkeys() *Passkeys { return &Passkeys{s} }
 
 // Tenants implements store.Tenants.
 type Tenants struct{ s *Store }

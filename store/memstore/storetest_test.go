@@ -39,6 +39,8 @@ func only(b store.Backend, names ...string) store.Backend {
 			o.AccessTokens = b.AccessTokens
 		case "Pictures":
 			o.Pictures = b.Pictures
+		case "Passkeys":
+			o.Passkeys = b.Passkeys
 		case "SigningKeys":
 			o.SigningKeys = b.SigningKeys
 		case "Events":

@@ -251,6 +251,7 @@ func (us *Users) delete(ctx context.Context, tenant, id string, check func(*user
 			}
 		}
 		t.unindex(rec)
+		t.dropPasskeys(id)
 		t.users.remove(rec.pos)
 		return nil
 	})

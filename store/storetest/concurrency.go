@@ -42,6 +42,9 @@ func concurrencyTests() []test {
 		{"PictureCreateOnce", testConcurrentPictureCreate},
 		{"PictureFamiliarNetworksBounded", testConcurrentSucceeded},
 		{"PushedRequestConsumedOnce", testConcurrentPushedConsume},
+		{"PasskeyCreateOnce", testConcurrentPasskeyCreate},
+		{"PasskeysPerUserBounded", testConcurrentPasskeyMax},
+		{"PasskeyUseOnce", testConcurrentPasskeyUse},
 	}
 }
 
@@ -577,4 +580,72 @@ func testConcurrentSucceeded(t *testing.T, b store.Backend) {
 	for i, f := range got {
 		assert.Equal(t, fmt.Sprintf("10.%d.0.0/24", n-1-i), f.Network)
 	}
+}
+
+// Passkeys.Create: of concurrent Creates of one credential ID, by different users of a tenant,
+// exactly one succeeds; the others get ErrConflict.
+func testConcurrentPasskeyCreate(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	const n = 20
+	users := make([]*store.User, n)
+	for i := range users {
+		users[i] = mustUser(t, b, acme, fmt.Sprintf("user%02d", i))
+	}
+	errs := parallel(n, func(i int) error {
+		p := newPasskey(acme, users[i].ID, "same")
+		p.Name = users[i].UserName
+		return b.Passkeys.Create(ctx(), p)
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	got := mustGetPasskey(t, b, acme, []byte("cred-same"))
+	assert.Equal(t, users[winner].ID, got.UserID)
+	assert.Equal(t, users[winner].UserName, got.Name)
+	for i, u := range users {
+		if i != winner {
+			assert.Empty(t, mustListPasskeys(t, b, acme, u.ID), "passkeys of user %d", i)
+		}
+	}
+}
+
+// Passkeys.Create: of concurrent Creates of distinct passkeys of one user, no more than
+// MaxPasskeysPerUser succeed, the others get ErrConflict.
+func testConcurrentPasskeyMax(t *testing.T, b store.Backend) {
+	mustTenant(t, b, acme)
+	u := mustUser(t, b, acme, "alice")
+	const held = 3
+	for i := range held {
+		mustPasskey(t, b, newPasskey(acme, u.ID, fmt.Sprintf("held%d", i)))
+	}
+	const n = 30
+	errs := parallel(n, func(i int) error {
+		return b.Passkeys.Create(ctx(), newPasskey(acme, u.ID, fmt.Sprintf("new%02d", i)))
+	})
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("call %d: got %v, want nil or %v", i, err, store.ErrConflict)
+		}
+	}
+	assert.Equal(t, store.MaxPasskeysPerUser-held, ok, "Creates that succeeded")
+	assert.Len(t, mustListPasskeys(t, b, acme, u.ID), store.MaxPasskeysPerUser)
+}
+
+// Passkeys.Use: of concurrent Uses of one passkey with the same OldSignCount exactly one
+// succeeds and stores its values; the others get ErrConflict.
+func testConcurrentPasskeyUse(t *testing.T, b store.Backend) {
+	p, u := withPasskey(t, b)
+	const n = 20
+	errs := parallel(n, func(i int) error {
+		return b.Passkeys.Use(ctx(), acme, u.ID, p.ID, store.PasskeyUse{
+			SignCount: p.SignCount + 1 + uint32(i), BackupState: i%2 == 1,
+			At: passkeyCreated.Add(time.Duration(i+1) * time.Second), OldSignCount: p.SignCount})
+	})
+	winner := exactlyOneWins(t, errs, store.ErrConflict)
+	want := p
+	want.SignCount, want.BackupState = p.SignCount+1+uint32(winner), winner%2 == 1
+	want.LastUsed = passkeyCreated.Add(time.Duration(winner+1) * time.Second)
+	assert.Equal(t, normPasskey(want), normPasskey(*mustGetPasskey(t, b, acme, p.ID)))
 }

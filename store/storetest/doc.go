@@ -26,8 +26,8 @@
 //   - Tenants, TenantLook: store.Tenants, and the look (name, colours, logo) CheckTenant checks;
 //   - Users, Groups, GroupPatch, Meta, Versions: store.Users and store.Groups, memberships,
 //     Groups.Patch, meta.created/lastModified and versions;
-//   - APIKeys, Clients, Codes, Interactions, PushedRequests, AccessTokens, Pictures, SigningKeys:
-//     one suite per store of the same name;
+//   - APIKeys, Clients, Codes, Interactions, PushedRequests, AccessTokens, Pictures, Passkeys,
+//     SigningKeys: one suite per store of the same name;
 //   - Paging, Keyset, Sort: listing order, startIndex paging, keyset positions and sortBy;
 //   - Filters: a table of SCIM filters over a fixed data set (fixture.go) with the exact
 //     expected results; its read-only cases share one backend, filled once;

@@ -60,6 +60,9 @@ func testNeeds() map[string][]string {
 		"Concurrency/PictureCreateOnce":               {"Pictures"},
 		"Concurrency/PictureFamiliarNetworksBounded":  {"Pictures"},
 		"Concurrency/PushedRequestConsumedOnce":       {"Pushed"},
+		"Concurrency/PasskeyCreateOnce":               {"Passkeys"},
+		"Concurrency/PasskeysPerUserBounded":          {"Passkeys"},
+		"Concurrency/PasskeyUseOnce":                  {"Passkeys"},
 	}
 }
 
@@ -94,6 +97,7 @@ func suites() []suite {
 		{Suite{"PushedRequests", []string{"Pushed", "Tenants"}}, pushedTests()},
 		{Suite{"AccessTokens", []string{"AccessTokens", "Tenants"}}, accessTokenTests()},
 		{Suite{"Pictures", []string{"Pictures", "Tenants", "Users"}}, pictureTests()},
+		{Suite{"Passkeys", []string{"Passkeys", "Tenants", "Users"}}, passkeyTests()},
 		{Suite{"SigningKeys", []string{"SigningKeys"}}, signingKeyTests()},
 		{Suite{"Paging", []string{"Users", "Tenants"}}, pagingTests()},
 		{Suite{"Keyset", []string{"Users", "Tenants", "Groups"}}, keysetTests()},
@@ -169,7 +173,7 @@ func held(b store.Backend) map[string]bool {
 		"Tenants": b.Tenants != nil, "Users": b.Users != nil, "Groups": b.Groups != nil, "APIKeys": b.APIKeys != nil,
 		"Clients": b.Clients != nil, "Codes": b.Codes != nil, "Interactions": b.Interactions != nil,
 		"Pushed": b.Pushed != nil, "AccessTokens": b.AccessTokens != nil, "Pictures": b.Pictures != nil,
-		"SigningKeys": b.SigningKeys != nil, "Events": b.Events != nil, "Webhooks": b.Webhooks != nil,
+		"Passkeys": b.Passkeys != nil, "SigningKeys": b.SigningKeys != nil, "Events": b.Events != nil, "Webhooks": b.Webhooks != nil,
 	} {
 		if ok {
 			has[name] = true
