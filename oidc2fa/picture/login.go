@@ -320,9 +320,11 @@ func (a *Authenticator) failAttempt(w http.ResponseWriter, r *http.Request, l *o
 		if len(old) > 0 {
 			_ = json.Unmarshal(old, &now)
 		}
-		// A challenge asked for meanwhile stays; the count is this attempt's.
-		st.Passkey = now.Passkey
-		return json.Marshal(st)
+		// A challenge asked for meanwhile stays, and so do the attempts counted meanwhile (a
+		// passkey's attempt is counted when it takes its challenge): the count never goes back.
+		next := st
+		next.Passkey, next.Attempts = now.Passkey, max(st.Attempts, now.Attempts)
+		return json.Marshal(next)
 	})
 	if err != nil {
 		a.internal(w, r, err)

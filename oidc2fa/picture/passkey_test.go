@@ -808,3 +808,41 @@ func TestPasskeyPageHeaders(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, b.get(options).status)
 	assert.Equal(t, http.StatusForbidden, b.post(options, url.Values{}).status, "no CSRF token")
 }
+
+// TestPasskeyAttemptsAtOnce: failed attempts sent at once each count towards the sign-in's
+// MaxFailures: after MaxFailures-1 of them, the next attempt ends it.
+func TestPasskeyAttemptsAtOnce(t *testing.T) {
+	e := newPasskeyEnv(t, func(c *picture.Config) { c.Credentials = slowFailure{c.Credentials} })
+	e.enrollPasskey(e.device(), "ann")
+	for range 3 {
+		require.NoError(t, e.auth.Unlock(context.Background(), "acme", e.ann.ID))
+		b := e.browser()
+		_, pg := e.login(b, "ann")
+		_, action := e.passkeyURLs(pg)
+		form := url.Values{"csrf": {pg.csrf(t)}, "credential": {"{}"}}
+		var wg sync.WaitGroup
+		for range picture.DefaultMaxFailures - 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				if resp, err := b.c.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		q := toClient(t, e.postPasskey(b, pg, "{}"))
+		assert.Equal(t, "access_denied", q.Get("error"))
+	}
+}
+
+// slowFailure is a credential store whose AddFailure takes a while, so that attempts sent at
+// once overlap as they would with a real store over the network.
+type slowFailure struct{ store.PictureCredentials }
+
+func (s slowFailure) AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (store.FailureCounts, error) {
+	time.Sleep(20 * time.Millisecond)
+	return s.PictureCredentials.AddFailure(ctx, tenant, userID, network, at)
+}
