@@ -126,16 +126,17 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 }
 
 // passkeyOnly reports whether the sign-in's user has passkeys and no picture password: their
-// page offers the passkey alone. Every other user (unknown ones included) sees a picture.
+// page offers the passkey alone. Every other user (unknown ones included) sees a picture. It
+// reads the passkeys whoever the hint names, so the page costs the same store calls for all.
 func (a *Authenticator) passkeyOnly(ctx context.Context, l *oidc2fa.Login, ch *challenge) (bool, error) {
-	if ch.reason != "not enrolled" || l.User == nil || !l.User.Active {
+	ps, err := a.passkeys.List(ctx, l.Tenant, ch.subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return false, nil
+	case err != nil:
+		return false, err
 	}
-	ps, err := a.passkeys.List(ctx, l.Tenant, l.Subject)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	return len(ps) > 0, err
+	return ch.reason == "not enrolled" && l.User != nil && l.User.Active && len(ps) > 0, nil
 }
 
 // challenge finds what the login of l shows and checks. It reads the store the same way

@@ -846,3 +846,100 @@ func (s slowFailure) AddFailure(ctx context.Context, tenant, userID, network str
 	time.Sleep(20 * time.Millisecond)
 	return s.PictureCredentials.AddFailure(ctx, tenant, userID, network, at)
 }
+
+// storeCalls records the calls of the picture login to its stores, by method.
+type storeCalls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *storeCalls) add(name string) { s.mu.Lock(); s.calls = append(s.calls, name); s.mu.Unlock() }
+
+// take returns the calls since the last take.
+func (s *storeCalls) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.calls
+	s.calls = nil
+	return out
+}
+
+type recordedPictures struct {
+	store.PictureCredentials
+	rec *storeCalls
+}
+
+func (r recordedPictures) Get(ctx context.Context, tenant, userID string) (*store.PictureCredential, error) {
+	r.rec.add("Pictures.Get")
+	return r.PictureCredentials.Get(ctx, tenant, userID)
+}
+
+func (r recordedPictures) AddFailure(ctx context.Context, tenant, userID, network string, at time.Time) (store.FailureCounts, error) {
+	r.rec.add("Pictures.AddFailure")
+	return r.PictureCredentials.AddFailure(ctx, tenant, userID, network, at)
+}
+
+func (r recordedPictures) NetworkFailures(ctx context.Context, tenant, userID, network string) (store.NetworkFailures, error) {
+	r.rec.add("Pictures.NetworkFailures")
+	return r.PictureCredentials.NetworkFailures(ctx, tenant, userID, network)
+}
+
+func (r recordedPictures) FamiliarNetworks(ctx context.Context, tenant, userID string) ([]store.FamiliarNetwork, error) {
+	r.rec.add("Pictures.FamiliarNetworks")
+	return r.PictureCredentials.FamiliarNetworks(ctx, tenant, userID)
+}
+
+type recordedPasskeys struct {
+	store.Passkeys
+	rec *storeCalls
+}
+
+func (r recordedPasskeys) Get(ctx context.Context, tenant string, id []byte) (*store.Passkey, error) {
+	r.rec.add("Passkeys.Get")
+	return r.Passkeys.Get(ctx, tenant, id)
+}
+
+func (r recordedPasskeys) List(ctx context.Context, tenant, userID string) ([]store.Passkey, error) {
+	r.rec.add("Passkeys.List")
+	return r.Passkeys.List(ctx, tenant, userID)
+}
+
+// TestPasskeySameWorkForEveryone: the sign-in page, and a passkey that does not pass, cost the
+// same store calls whoever the hint names (a user with a picture password and a passkey, one
+// with a picture only, an inactive one, one with no factor, nobody), so that their time tells
+// nothing either.
+func TestPasskeySameWorkForEveryone(t *testing.T) {
+	rec := &storeCalls{}
+	e := newPasskeyEnv(t, func(c *picture.Config) {
+		c.Credentials = recordedPictures{c.Credentials, rec}
+		c.Passkeys = recordedPasskeys{c.Passkeys, rec}
+	})
+	ctx := context.Background()
+	e.enrollPasskey(e.device(), "ann")
+	dan, err := e.b.Users.Create(ctx, "acme", store.User{UserName: "dan", Active: true})
+	require.NoError(t, err)
+	require.NoError(t, e.auth.Enroll(ctx, "acme", dan.ID, "farm", newPoints))
+	fred := e.device()
+	e.enrollPasskey(fred, "carol")
+	_, err = e.b.Users.Create(ctx, "acme", store.User{UserName: "erin", Active: true}) // no factor
+	require.NoError(t, err)
+
+	pages, posts := map[string][]string{}, map[string][]string{}
+	for _, hint := range []string{"ann", "dan", "bob", "erin", "nobody"} {
+		b := e.browser()
+		loginURL, _ := e.login(b, hint)
+		rec.take()
+		pg := b.get(loginURL)
+		pages[hint] = rec.take()
+		cred, err := fred.Get(e.passkeyOptions(b, pg))
+		require.NoError(t, err)
+		rec.take()
+		p := e.postPasskey(b, pg, cred)
+		posts[hint] = rec.take()
+		require.Equal(t, loginURL, p.location, hint)
+	}
+	for _, hint := range []string{"dan", "bob", "erin", "nobody"} {
+		assert.Equal(t, pages["ann"], pages[hint], "the page of %s", hint)
+		assert.Equal(t, posts["ann"], posts[hint], "a passkey of %s", hint)
+	}
+}
