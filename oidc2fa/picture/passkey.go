@@ -426,6 +426,11 @@ func (a *Authenticator) savePasskey(w http.ResponseWriter, r *http.Request, e *o
 	case data == nil:
 		a.refuseEnroll(w, r, e, "passkey.error.failed", errNoChallenge.Error())
 		return
+	case !a.passkeysOffered(e.Passkeys, e.Origin):
+		// The tenant allowed passkeys when the challenge was asked for, and no longer does.
+		a.unclaim(ctx, e)
+		a.refuseEnroll(w, r, e, "passkey.error.failed", "passkeys are off for the tenant")
+		return
 	}
 	p, err := a.verifyAttestation(ctx, e, data, credentialField(r))
 	switch {

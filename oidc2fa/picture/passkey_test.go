@@ -943,3 +943,22 @@ func TestPasskeySameWorkForEveryone(t *testing.T) {
 		assert.Equal(t, posts["ann"], posts[hint], "a passkey of %s", hint)
 	}
 }
+
+// TestPasskeyEnrollPolicyTurnedOff: a passkey whose challenge was asked for while the tenant
+// allowed passkeys is not stored once it no longer does.
+func TestPasskeyEnrollPolicyTurnedOff(t *testing.T) {
+	e := newPasskeyEnv(t)
+	ctx := context.Background()
+	b, enrollURL, pg := e.openEnrollment(oidc2fa.EnrollmentRequest{User: "carol"})
+	cred, err := e.device().Create(e.passkeyOptions(b, pg))
+	require.NoError(t, err)
+	_, err = e.b.Tenants.Update(ctx, "acme", func(t *store.Tenant) error { t.SecondFactor = store.SecondFactorPicture; return nil })
+	require.NoError(t, err)
+	p := e.postPasskey(b, pg, cred)
+	require.Equal(t, http.StatusSeeOther, p.status, p.body)
+	assert.Equal(t, enrollURL, p.location)
+	held, err := e.b.Passkeys.List(ctx, "acme", e.carol.ID)
+	require.NoError(t, err)
+	assert.Empty(t, held)
+	assert.Contains(t, e.log.String(), "passkeys are off for the tenant")
+}
