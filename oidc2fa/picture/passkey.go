@@ -332,7 +332,7 @@ func (a *Authenticator) verifyAssertion(ctx context.Context, l *oidc2fa.Login, d
 		case err != nil:
 			lookupErr = err
 			return nil, err
-		case p.UserID != l.Subject || !bytes.Equal(userHandle, []byte(p.UserID)):
+		case l.User == nil || p.UserID != l.Subject || !bytes.Equal(userHandle, []byte(p.UserID)):
 			lookupErr = errOtherUser
 			return nil, lookupErr
 		}

@@ -343,6 +343,17 @@ func TestPasskeyRefused(t *testing.T) {
 			}
 		},
 	}, {
+		name: "another user's passkey, to a user with passkeys only", reason: "the passkey belongs to another user",
+		setup: func(t *testing.T, e *env) (string, refusal) {
+			dev := e.device()
+			e.enrollPasskey(dev, "carol")
+			anns := e.enrollPasskey(dev, "ann")
+			return "carol", func(t *testing.T, e *env, b *browser, pg *page) string {
+				assert.NotContains(t, pg.body, `id="picture"`, "carol's page has no picture")
+				return get(t, e, b, pg, dev, anns).JSON()
+			}
+		},
+	}, {
 		name: "another user's passkey with this user's handle", reason: "the passkey belongs to another user",
 		setup: func(t *testing.T, e *env) (string, refusal) {
 			dev := e.device()
