@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -54,6 +55,7 @@ func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 type env struct {
 	t        *testing.T
 	srv      *httptest.Server
+	base     string // the origin of the provider's BaseURL, where browsers go
 	b        store.Backend
 	auth     *picture.Authenticator
 	pcfg     picture.Config
@@ -68,9 +70,24 @@ type env struct {
 
 func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, envOptions{}, configure...)
+}
+
+// envOptions are what newEnvWith changes of newEnv's provider.
+type envOptions struct {
+	// host, when set, names the provider in its BaseURL instead of the test server's address
+	// ("localhost": passkeys need a domain); browsers still reach the test server.
+	host string
+	// secondFactor is acme's policy (store.Tenant.SecondFactor).
+	secondFactor string
+}
+
+// newEnvWith is newEnv with opts; the picture login has the memstore's passkeys.
+func newEnvWith(t *testing.T, opts envOptions, configure ...func(*picture.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{t: t, b: memstore.New().Backend(), log: &logBuffer{}}
-	require.NoError(t, e.b.Tenants.Create(ctx, store.Tenant{ID: "acme"}))
+	require.NoError(t, e.b.Tenants.Create(ctx, store.Tenant{ID: "acme", SecondFactor: opts.secondFactor}))
 	var err error
 	mk := func(name string, active bool) *store.User {
 		u, err := e.b.Users.Create(ctx, "acme", store.User{UserName: name, Active: active})
@@ -79,7 +96,7 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	}
 	e.ann, e.bob, e.carol = mk("ann", true), mk("bob", false), mk("carol", true)
 	logger := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.pcfg = picture.Config{Credentials: e.b.Pictures, Peppers: []picture.Pepper{testPepper}, Argon2: fastArgon, Logger: logger}
+	e.pcfg = picture.Config{Credentials: e.b.Pictures, Passkeys: e.b.Passkeys, Peppers: []picture.Pepper{testPepper}, Argon2: fastArgon, Logger: logger}
 	for _, f := range configure {
 		f(&e.pcfg)
 	}
@@ -96,9 +113,15 @@ func newEnv(t *testing.T, configure ...func(*picture.Config)) *env {
 	require.NoError(t, err)
 	e.srv = httptest.NewServer(nil)
 	t.Cleanup(e.srv.Close)
+	e.base = e.srv.URL
+	if opts.host != "" {
+		_, port, err := net.SplitHostPort(e.srv.Listener.Addr().String())
+		require.NoError(t, err)
+		e.base = "http://" + net.JoinHostPort(opts.host, port)
+	}
 	e.ocfg = oidc2fa.Config{
 		Tenants: e.b.Tenants, Users: e.b.Users, Clients: e.b.Clients, Codes: e.b.Codes, Interactions: e.b.Interactions,
-		Authenticator: e.auth, Signer: keys, BaseURL: e.srv.URL + "/oidc", Logger: logger,
+		Authenticator: e.auth, Signer: keys, BaseURL: e.base + "/oidc", Logger: logger,
 		Events: e.b.Events,
 		// The test server is reached over loopback, which is trusted as a proxy, so that a
 		// browser can come from any address it forwards (browserFrom).
@@ -131,9 +154,18 @@ func (e *env) browserFrom(from string) *browser {
 
 func (e *env) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: e.t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
-	}}}
+	}}
+	if e.base != e.srv.URL {
+		// The provider is named by a host of its own: every connection goes to the test server.
+		addr := e.srv.Listener.Addr().String()
+		c.Transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}}
+	}
+	return &browser{t: e.t, c: c}
 }
 
 // page is an answer, read.
@@ -208,7 +240,7 @@ func (e *env) loginWith(b *browser, hint string, extra url.Values) (string, *pag
 	for k, v := range extra {
 		q[k] = v
 	}
-	p := b.get(e.srv.URL + "/oidc/authorize/acme?" + q.Encode())
+	p := b.get(e.base + "/oidc/authorize/acme?" + q.Encode())
 	require.Equal(e.t, http.StatusSeeOther, p.status, p.body)
 	loginURL := p.location
 	p = b.get(loginURL)

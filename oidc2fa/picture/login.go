@@ -126,16 +126,17 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 }
 
 // passkeyOnly reports whether the sign-in's user has passkeys and no picture password: their
-// page offers the passkey alone. Every other user (unknown ones included) sees a picture.
+// page offers the passkey alone. Every other user (unknown ones included) sees a picture. It
+// reads the passkeys whoever the hint names, so the page costs the same store calls for all.
 func (a *Authenticator) passkeyOnly(ctx context.Context, l *oidc2fa.Login, ch *challenge) (bool, error) {
-	if ch.reason != "not enrolled" || l.User == nil || !l.User.Active {
+	ps, err := a.passkeys.List(ctx, l.Tenant, ch.subject)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return false, nil
+	case err != nil:
+		return false, err
 	}
-	ps, err := a.passkeys.List(ctx, l.Tenant, l.Subject)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	return len(ps) > 0, err
+	return ch.reason == "not enrolled" && l.User != nil && l.User.Active && len(ps) > 0, nil
 }
 
 // challenge finds what the login of l shows and checks. It reads the store the same way
@@ -320,9 +321,11 @@ func (a *Authenticator) failAttempt(w http.ResponseWriter, r *http.Request, l *o
 		if len(old) > 0 {
 			_ = json.Unmarshal(old, &now)
 		}
-		// A challenge asked for meanwhile stays; the count is this attempt's.
-		st.Passkey = now.Passkey
-		return json.Marshal(st)
+		// A challenge asked for meanwhile stays, and so do the attempts counted meanwhile (a
+		// passkey's attempt is counted when it takes its challenge): the count never goes back.
+		next := st
+		next.Passkey, next.Attempts = now.Passkey, max(st.Attempts, now.Attempts)
+		return json.Marshal(next)
 	})
 	if err != nil {
 		a.ended(w, r, l, err)

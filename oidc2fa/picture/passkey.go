@@ -240,32 +240,32 @@ func (a *Authenticator) passkeyAttempt(w http.ResponseWriter, r *http.Request, l
 	case data == nil:
 		reason = errNoChallenge.Error()
 	}
-	var g gate
-	if ch.cred != nil {
-		// The picture's lock holds for the passkey too: the failure is counted first.
-		var lerr error
-		g, lerr = a.enter(ctx, l, ch, now)
-		switch {
-		case errors.Is(lerr, store.ErrNotFound):
-			ch.cred = nil // the picture password went since the page was shown
-		case lerr != nil:
-			a.internal(w, r, lerr)
-			return
-		case reason == "" && g.refused:
-			reason = "locked"
-		}
-	} else {
-		g.network = a.network(l.ClientAddr)
+	// Every attempt costs the same store calls and checks whoever the hint names, as a picture's
+	// does: the lock's (the failure is counted first), and the assertion's when there is one.
+	g, lerr := a.enter(ctx, l, ch, now)
+	switch {
+	case ch.cred == nil:
+		// Nothing to lock: the user has no picture password, or the hint names nobody.
+	case errors.Is(lerr, store.ErrNotFound):
+		ch.cred = nil // the picture password went since the page was shown
+	case lerr != nil:
+		a.internal(w, r, lerr)
+		return
+	case reason == "" && g.refused:
+		reason = "locked"
 	}
 	var used *usedPasskey
-	if reason == "" {
-		used, err = a.verifyAssertion(ctx, l, data, credentialField(r))
+	if data != nil && a.passkeysOffered(l.Passkeys, l.Origin) {
+		u, err := a.verifyAssertion(ctx, l, data, credentialField(r))
 		switch {
 		case errors.Is(err, store.ErrUnavailable):
 			a.internal(w, r, err)
 			return
+		case reason != "":
 		case err != nil:
 			reason = err.Error()
+		default:
+			used = u
 		}
 	}
 	if reason == "" {
@@ -332,7 +332,7 @@ func (a *Authenticator) verifyAssertion(ctx context.Context, l *oidc2fa.Login, d
 		case err != nil:
 			lookupErr = err
 			return nil, err
-		case p.UserID != l.Subject || !bytes.Equal(userHandle, []byte(p.UserID)):
+		case l.User == nil || p.UserID != l.Subject || !bytes.Equal(userHandle, []byte(p.UserID)):
 			lookupErr = errOtherUser
 			return nil, lookupErr
 		}
@@ -425,6 +425,11 @@ func (a *Authenticator) savePasskey(w http.ResponseWriter, r *http.Request, e *o
 		return
 	case data == nil:
 		a.refuseEnroll(w, r, e, "passkey.error.failed", errNoChallenge.Error())
+		return
+	case !a.passkeysOffered(e.Passkeys, e.Origin):
+		// The tenant allowed passkeys when the challenge was asked for, and no longer does.
+		a.unclaim(ctx, e)
+		a.refuseEnroll(w, r, e, "passkey.error.failed", "passkeys are off for the tenant")
 		return
 	}
 	p, err := a.verifyAttestation(ctx, e, data, credentialField(r))
