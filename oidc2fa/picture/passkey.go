@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -67,13 +68,15 @@ func (rp *relyingParty) of(origin string) (*webauthn.WebAuthn, error) {
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("picture: origin %q: %w", origin, errNoPasskeyHere)
 	}
-	if net.ParseIP(u.Hostname()) != nil {
+	if net.ParseIP(u.Hostname()) != nil || strings.IndexFunc(u.Hostname(), func(r rune) bool { return r >= 0x80 }) >= 0 {
+		// An IP address is no relying party ID; a host not in ASCII would have to be given
+		// in its punycode form (xn--…), as browsers serialize it.
 		return nil, errNoPasskeyHere
 	}
 	w, err := webauthn.New(&webauthn.Config{
-		RPID:          u.Hostname(),
+		RPID:          strings.ToLower(u.Hostname()), // a host is case-insensitive; an RP ID is lower case
 		RPDisplayName: "visid",
-		RPOrigins:     []string{origin},
+		RPOrigins:     []string{strings.ToLower(origin)}, // as browsers serialize an origin
 		AuthenticatorSelection: protocol.AuthenticatorSelection{
 			ResidentKey:        protocol.ResidentKeyRequirementRequired,
 			RequireResidentKey: protocol.ResidentKeyRequired(),
