@@ -97,6 +97,7 @@ var tables = []table{
 	{name: "pictures", where: "tenant"},
 	{name: "picture_failures", where: "tenant"},
 	{name: "picture_familiar", where: "tenant"},
+	{name: "passkeys", where: "tenant"},
 	{name: "webhooks", where: "tenant", omit: []string{"n"}},
 	{name: "events", where: "tenant"},
 	{name: "api_keys", where: "tenants", omit: []string{"seq"}, ids: []string{"id"}},
@@ -112,10 +113,10 @@ const maxParams = 30000
 
 // Fill makes cfg.Tenants new tenants with copies of cfg.Template's rows: each its own tenant
 // row and signing keys, and those cfg.Copy names the rest: the users with their attributes,
-// unique values, group memberships and picture credentials, the groups, clients, webhooks,
-// event log and API key. The database copies the rows itself, in one transaction: for each
-// table one INSERT … SELECT joins the template's rows with a temporary table of the new tenants
-// and their new ids, which multi-row INSERTs have filled. A copy differs from the template where
+// unique values, group memberships, picture credentials and passkeys, the groups, clients,
+// webhooks, event log and API key. The database copies the rows itself, in one transaction: for
+// each table one INSERT … SELECT joins the template's rows with a temporary table of the new
+// tenants and their new ids, which multi-row INSERTs have filled. A copy differs from the template where
 // it must:
 //
 //   - the tenant's id, and the ids of its users, groups, clients and API keys, are new (and

@@ -478,6 +478,47 @@ func (s pictureCredentials) ResetFailures(ctx context.Context, tenant string, us
 	return err
 }
 
+// passkeys is a store.Passkeys whose calls are timed and traced.
+type passkeys struct {
+	next store.Passkeys
+	o    *observer
+}
+
+func (s passkeys) Create(ctx context.Context, p store.Passkey) error {
+	ctx, call := s.o.start(ctx, "passkeys.create")
+	err := s.next.Create(ctx, p)
+	call.end(err)
+	return err
+}
+
+func (s passkeys) Get(ctx context.Context, tenant string, id []byte) (*store.Passkey, error) {
+	ctx, call := s.o.start(ctx, "passkeys.get")
+	v, err := s.next.Get(ctx, tenant, id)
+	call.end(err)
+	return v, err
+}
+
+func (s passkeys) List(ctx context.Context, tenant string, userID string) ([]store.Passkey, error) {
+	ctx, call := s.o.start(ctx, "passkeys.list")
+	v, err := s.next.List(ctx, tenant, userID)
+	call.end(err)
+	return v, err
+}
+
+func (s passkeys) Use(ctx context.Context, tenant string, userID string, id []byte, u store.PasskeyUse) error {
+	ctx, call := s.o.start(ctx, "passkeys.use")
+	err := s.next.Use(ctx, tenant, userID, id, u)
+	call.end(err)
+	return err
+}
+
+func (s passkeys) Delete(ctx context.Context, tenant string, userID string, id []byte) error {
+	ctx, call := s.o.start(ctx, "passkeys.delete")
+	err := s.next.Delete(ctx, tenant, userID, id)
+	call.end(err)
+	return err
+}
+
 // signingKeys is a store.SigningKeys whose calls are timed and traced.
 type signingKeys struct {
 	next store.SigningKeys
@@ -641,6 +682,9 @@ func (o *observer) wrap(b store.Backend) store.Backend {
 	}
 	if b.Pictures != nil {
 		b.Pictures = pictureCredentials{b.Pictures, o}
+	}
+	if b.Passkeys != nil {
+		b.Passkeys = passkeys{b.Passkeys, o}
 	}
 	if b.SigningKeys != nil {
 		b.SigningKeys = signingKeys{b.SigningKeys, o}

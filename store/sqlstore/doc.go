@@ -31,8 +31,8 @@
 // from (tenant, column, seq) indexes, or any other sortable attribute's value read from attrs per
 // row (list.go). A keyset position (store.Query.After, Before) is a condition on (key, seq) that
 // bounds the index range, so the page after a million rows reads as few rows as the first.
-// Clients, API keys, codes, interactions, picture credentials and signing keys have a table
-// each. Instants are stored as Unix nanoseconds and read back in UTC.
+// Clients, API keys, codes, interactions, picture credentials, passkeys and signing keys have a
+// table each. Instants are stored as Unix nanoseconds and read back in UTC.
 //
 // # Concurrency
 //
@@ -42,9 +42,11 @@
 // groups take a transaction-scoped advisory lock of the tenant, since one can change the attrs
 // rows of others, and read-modify-write locks its row (SELECT … FOR UPDATE). Codes.Consume is
 // one UPDATE … WHERE NOT used RETURNING, Interactions.Take one DELETE … RETURNING and
-// PictureCredentials.AddFailure one UPDATE … RETURNING. A transaction that fails on a deadlock
-// or a busy database is run again, a few times at most (an Update's function with it). Reads of several statements run in one read-only
-// transaction (REPEATABLE READ on PostgreSQL), so they see one state.
+// PictureCredentials.AddFailure one UPDATE … RETURNING; Passkeys.Use is an UPDATE … WHERE
+// sign_count = the old count, and Passkeys.Create locks its user's row before it counts the
+// user's passkeys. A transaction that fails on a deadlock or a busy database is run again, a
+// few times at most (an Update's function with it). Reads of several statements run in one
+// read-only transaction (REPEATABLE READ on PostgreSQL), so they see one state.
 //
 // Signing keys' private keys are sealed with AES-256-GCM under Config.KeyEncryptionKey, the
 // key's id bound as additional data; they are never written in the clear.

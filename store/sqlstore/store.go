@@ -354,6 +354,7 @@ func (s *Store) Backend() store.Backend {
 		Pushed:       s.PushedRequests(),
 		AccessTokens: s.AccessTokens(),
 		Pictures:     s.Pictures(),
+		Passkeys:     s.Passkeys(),
 		SigningKeys:  s.SigningKeys(),
 		Events:       s.Events(),
 		Webhooks:     s.Webhooks(),
@@ -389,6 +390,9 @@ func (s *Store) PushedRequests() *PushedRequests { return &PushedRequests{s} }
 
 // Pictures returns the store's store.PictureCredentials.
 func (s *Store) Pictures() *Pictures { return &Pictures{s} }
+
+// Passkeys returns the store's store.Passkeys.
+func (s *Store) Passkeys() *Passkeys { return &Passkeys{s} }
 
 // Webhooks returns the store's store.Webhooks.
 func (s *Store) Webhooks() *Webhooks { return &Webhooks{s} }

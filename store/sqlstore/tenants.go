@@ -166,7 +166,8 @@ func (ts *Tenants) Update(ctx context.Context, id string, fn func(*store.Tenant)
 }
 
 // Delete implements store.Tenants. It removes the tenant's users (with their picture
-// credentials and memberships), groups and clients in the same transaction.
+// credentials, passkeys and memberships), groups, clients and signing keys in the same
+// transaction.
 func (ts *Tenants) Delete(ctx context.Context, id string) error {
 	return ts.s.write(ctx, func(tx *txn) error {
 		if err := tx.advisoryLock(ctx, id); err != nil {
@@ -179,7 +180,7 @@ func (ts *Tenants) Delete(ctx context.Context, id string) error {
 		if !ok {
 			return fmt.Errorf("tenant %q: %w", id, store.ErrNotFound)
 		}
-		for _, table := range []string{"webhooks", "events", "event_heads", "attrs", "unique_values", "picture_failures", "pictures", "members", "users", "groups", "clients", "signing_keys", "tenants"} {
+		for _, table := range []string{"webhooks", "events", "event_heads", "attrs", "unique_values", "picture_failures", "pictures", "passkeys", "members", "users", "groups", "clients", "signing_keys", "tenants"} {
 			col := "tenant"
 			if table == "tenants" {
 				col = "id"

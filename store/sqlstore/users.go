@@ -462,6 +462,7 @@ func (us *Users) delete(ctx context.Context, tenant, id string, check func(*stor
 			`DELETE FROM members WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM picture_failures WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM pictures WHERE tenant = ? AND user_id = ?`,
+			`DELETE FROM passkeys WHERE tenant = ? AND user_id = ?`,
 			`DELETE FROM attrs WHERE tenant = ? AND kind = 'u' AND rid = ?`,
 			`DELETE FROM unique_values WHERE tenant = ? AND kind = 'u' AND rid = ?`,
 			`DELETE FROM users WHERE tenant = ? AND id = ?`,

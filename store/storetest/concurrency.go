@@ -630,7 +630,7 @@ func testConcurrentPasskeyMax(t *testing.T, b store.Backend) {
 		}
 	}
 	assert.Equal(t, store.MaxPasskeysPerUser-held, ok, "Creates that succeeded")
-	assert.Len(t, mustListPasskeys(t, b, acme, u.ID), store.MaxPasskeysPerUser)
+	assert.Equal(t, store.MaxPasskeysPerUser, len(mustListPasskeys(t, b, acme, u.ID)), "passkeys stored")
 }
 
 // Passkeys.Use: of concurrent Uses of one passkey with the same OldSignCount exactly one
