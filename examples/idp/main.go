@@ -11,6 +11,7 @@
 //	go run ./examples/idp tenant list
 //	go run ./examples/idp user show --tenant acme --user ann@example.com
 //	go run ./examples/idp user unlock --tenant acme --user ann@example.com
+//	go run ./examples/idp user remove-passkey --tenant acme --user ann@example.com --passkey AbC…
 //	go run ./examples/idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback
 //	go run ./examples/idp enroll-link --tenant acme --user ann@example.com
 //	go run ./examples/idp help
@@ -199,10 +200,17 @@ const usage = `Usage:
                                                 locked until, each lock in force (lock=all
                                                 for every network, lock=NETWORK for one), and
                                                 each familiar network (familiar=NETWORK: the
-                                                user passed there lately, lock=all spares it)
+                                                user passed there lately, lock=all spares it),
+                                                then passkeys=N and a line per passkey:
+                                                passkey=ID name=… created=… last_used=…
+                                                backup_eligible=… sign_count=…
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
                                                  password from every network, ending every
                                                  lock, so U may sign in again at once
+  idp user remove-passkey --tenant T --user U --passkey ID [-db DB]
+                                                remove U's passkey ID (base64url, as user show
+                                                prints it); prints user_id=…,
+                                                removed_passkey=ID and passkeys_left=N
   idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
                   [--allow-private-targets] [-db DB]
                                                 send tenant T's events to U (https, on a public
