@@ -406,8 +406,8 @@ func unlockUser(ctx context.Context, b store.Backend, tenant, name string, stdou
 	return nil
 }
 
-// removePasskey deletes the passkey id of a user, recorded in the tenant's event log under ctx's
-// Change, and prints user_id=…, removed_passkey=ID and passkeys_left=N. A user left with no
+// removePasskey deletes the passkey id of a user, recorded as secondfactor.passkey_removed under
+// ctx's Change, and prints user_id=…, removed_passkey=ID and passkeys_left=N. A user left with no
 // factor needs an enrollment link (idp enroll-link) to sign in again.
 func removePasskey(ctx context.Context, b store.Backend, tenant, name string, id []byte, stdout io.Writer) error {
 	u, err := findUser(ctx, b, tenant, name)

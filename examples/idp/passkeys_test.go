@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -101,7 +102,9 @@ func TestUserShowPasskeys(t *testing.T) {
 }
 
 // TestUserRemovePasskey: user remove-passkey removes the passkey that user show names, which user
-// show then no longer lists; an id the user does not hold is one line and exit status 1, a malformed or missing one a usage error (exit status 2).
+// show then no longer lists, and records it as the administrator's secondfactor.passkey_removed;
+// an id the user does not hold is one line and exit status 1, a malformed or missing one a usage
+// error (exit status 2).
 func TestUserRemovePasskey(t *testing.T) {
 	db, ids := passkeyUsers(t)
 	ctx := t.Context()
@@ -119,6 +122,22 @@ func TestUserRemovePasskey(t *testing.T) {
 	require.NoError(t, run(ctx, []string{"user", "remove-passkey", "--tenant=acme", "--user=bob", "--passkey=Ym9iJ3MgbGFwdG9w", "-db", db}, &out, io.Discard))
 	assert.Equal(t, "user_id="+ids["bob"]+"\nremoved_passkey=Ym9iJ3MgbGFwdG9w\npasskeys_left=0\n", out.String())
 	assert.True(t, strings.HasSuffix(showUserOut(t, db, "bob"), "\npicture_enrolled=false\npasskeys=0\n"))
+
+	out.Reset()
+	require.NoError(t, run(ctx, []string{"events", "--tenant", "acme", "-db", db}, &out, io.Discard))
+	var removed []map[string]any
+	for line := range strings.Lines(out.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if m["type"] == string(store.EventPasskeyRemoved) {
+			removed = append(removed, m)
+		}
+	}
+	require.Len(t, removed, 2, "%s", out.String())
+	assert.Equal(t, "admin", removed[0]["actor"])
+	assert.Equal(t, map[string]any{"kind": "user", "id": ids["ann"]}, removed[0]["subject"])
+	assert.Equal(t, map[string]any{"passkey": "-_8BAg", "name": "Phone"}, removed[0]["data"])
+	assert.Equal(t, ids["bob"], removed[1]["subject"].(map[string]any)["id"])
 
 	for _, tt := range []struct {
 		name  string
