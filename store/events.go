@@ -32,6 +32,9 @@ const (
 	// when the count it resets was above zero (an administrator's unlock).
 	EventSecondFactorUnlocked EventType = "secondfactor.unlocked"
 	EventEnrollmentCompleted  EventType = "enrollment.completed"
+	// EventPasskeyRemoved is recorded by Passkeys.Delete under a Change: its subject is the
+	// user, its data {"passkey":"<credential id, base64url>","name":"…"}, never the key.
+	EventPasskeyRemoved EventType = "secondfactor.passkey_removed"
 
 	// An OpenID client's, recorded by Clients.Create, Update and Delete under a Change: its
 	// data is the client without its secret's hash.

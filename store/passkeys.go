@@ -79,6 +79,7 @@ type Passkeys interface {
 	// the user holds no passkey id.
 	Use(ctx context.Context, tenant, userID string, id []byte, u PasskeyUse) error
 
-	// Delete removes the user's passkey id. ErrNotFound if the user holds no such passkey.
+	// Delete removes the user's passkey id. ErrNotFound if the user holds no such passkey. Under
+	// a Change it records EventPasskeyRemoved in the same atomic write.
 	Delete(ctx context.Context, tenant, userID string, id []byte) error
 }

@@ -18,7 +18,7 @@ var eventTypes = []store.EventType{
 	store.EventUserDeleted, store.EventGroupCreated, store.EventGroupUpdated, store.EventGroupDeleted,
 	store.EventGroupMemberAdded, store.EventGroupMemberRemoved,
 	store.EventSecondFactorSucceeded, store.EventSecondFactorFailed, store.EventSecondFactorLocked,
-	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted,
+	store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted, store.EventPasskeyRemoved,
 	store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated, store.EventClientDeleted,
 	store.EventAPIKeyCreated, store.EventAPIKeyRevoked, store.EventWebhookFailing, store.EventTenantUpdated,
 }

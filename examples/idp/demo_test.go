@@ -200,7 +200,7 @@ func pgStore(t *testing.T) string {
 func TestREADMEProductionStart(t *testing.T) {
 	readme := allDocs(t)
 	var out strings.Builder
-	printProduction(&out, "http://127.0.0.1:8080", "sqlite:prod.db", 0)
+	printProduction(&out, "http://localhost:8080", "sqlite:prod.db", 0)
 	lines := 0
 	for line := range strings.Lines(out.String()) {
 		if strings.HasPrefix(line, "Then give") {

@@ -21,7 +21,7 @@ func enrollLink(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("idp enroll-link", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the user's tenant (required)")
 	user := fs.String("user", "", "the user: userName, primary email or id (required)")
-	baseFlag := fs.String("base-url", "http://127.0.0.1:8080", "the URL the service is reached at")
+	baseFlag := fs.String("base-url", "http://localhost:8080", "the URL the service is reached at")
 	db := fs.String("db", defaultDB, dbUsage)
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {

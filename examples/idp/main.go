@@ -2,7 +2,7 @@
 // second-factor OpenID provider of oidc2fa, with the picture login, at /oidc/, over one store,
 // with admin subcommands for tenants, API keys, OpenID clients and enrollment links.
 //
-//	go run ./examples/idp                 # serve on 127.0.0.1:8080
+//	go run ./examples/idp                 # serve on 127.0.0.1:8080 as http://localhost:8080
 //	go run ./examples/idp -addr :9000 -base-url https://id.example.com
 //	go run ./examples/idp tenant create acme --name "Acme Corp"
 //	go run ./examples/idp apikey create --tenant acme --name "Entra ID"
@@ -11,6 +11,7 @@
 //	go run ./examples/idp tenant list
 //	go run ./examples/idp user show --tenant acme --user ann@example.com
 //	go run ./examples/idp user unlock --tenant acme --user ann@example.com
+//	go run ./examples/idp user remove-passkey --tenant acme --user ann@example.com --passkey AbC…
 //	go run ./examples/idp client create --tenant acme --name "Acme app" --redirect-uri https://app.example.com/callback
 //	go run ./examples/idp enroll-link --tenant acme --user ann@example.com
 //	go run ./examples/idp help
@@ -190,17 +191,26 @@ const usage = `Usage:
                                                 rotated_through=T; --after T resumes after T
   idp enroll-link --tenant T --user U [-base-url URL] [-db DB]
                                                 make a one-time link (valid 10 minutes) with
-                                                which user U sets up a picture password; prints
-                                                enrollment_url=… and expires=…
+                                                which user U sets up a picture password (or adds
+                                                a passkey, where the tenant allows them) at the
+                                                service's URL (default http://localhost:8080);
+                                                prints enrollment_url=… and expires=…
   idp user show --tenant T --user U [-db DB]    show user U (userName, primary email or id):
                                                 active, picture password enrolled, failures,
                                                 locked until, each lock in force (lock=all
                                                 for every network, lock=NETWORK for one), and
                                                 each familiar network (familiar=NETWORK: the
-                                                user passed there lately, lock=all spares it)
+                                                user passed there lately, lock=all spares it),
+                                                then passkeys=N and a line per passkey:
+                                                passkey=ID name=… created=… last_used=…
+                                                backup_eligible=… sign_count=…
   idp user unlock --tenant T --user U [-db DB]  clear the failed attempts of U's picture
                                                  password from every network, ending every
                                                  lock, so U may sign in again at once
+  idp user remove-passkey --tenant T --user U --passkey ID [-db DB]
+                                                remove U's passkey ID (base64url, as user show
+                                                prints it); prints user_id=…,
+                                                removed_passkey=ID and passkeys_left=N
   idp webhook add --tenant T --url U [--types T1,T2] [--allow-http-loopback]
                   [--allow-private-targets] [-db DB]
                                                 send tenant T's events to U (https, on a public
@@ -225,7 +235,8 @@ const usage = `Usage:
 
 Flags of the service:
   -addr HOST:PORT    the address to listen on (default 127.0.0.1:8080; port 0 picks a free port)
-  -base-url URL      the URL clients reach the service at (default http:// and the address)
+  -base-url URL      the URL clients reach the service at (default http:// and the address, with
+                     localhost for 127.0.0.1 and [::1]: a passkey needs a domain, not an IP)
   -db DB             the store: sqlite:PATH (default sqlite:idp.db), postgres://… or memory
   -demo              demo mode: create the tenant "demo", user alice, a SCIM API key and the
                      client of examples/rp, and print their secrets (default: on for SQLite and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,7 +34,7 @@ func subcommands(cmd string) []string {
 	case "key":
 		return []string{"rotate"}
 	case "user":
-		return []string{"show", "unlock"}
+		return []string{"show", "unlock", "remove-passkey"}
 	case "webhook":
 		return []string{"add", "list", "delete", "resume"}
 	}
@@ -183,12 +184,17 @@ func listKeys(ctx context.Context, b store.Backend, tenant string, stdout io.Wri
 	return nil
 }
 
-// userCmd is "idp user show|unlock --tenant T --user U".
+// userCmd is "idp user show|unlock --tenant T --user U" and "idp user remove-passkey --tenant T
+// --user U --passkey ID".
 func userCmd(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp user "+sub, flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "the user's tenant (required)")
 	user := fs.String("user", "", "the user: userName, primary email or id (required)")
 	db := fs.String("db", defaultDB, dbUsage)
+	var passkey *string
+	if sub == "remove-passkey" {
+		passkey = fs.String("passkey", "", "the passkey's credential id, as idp user show prints it (required)")
+	}
 	pos, err := cli.ParseInterspersed(fs, args, usage, stderr)
 	if err != nil {
 		return cli.AnswerHelp(err, usage, stdout)
@@ -203,15 +209,44 @@ func userCmd(ctx context.Context, sub string, args []string, stdout, stderr io.W
 		return &cli.UsageError{Msg: fmt.Sprintf("user %s needs --user: the user's userName, primary email or id, such as: "+
 			"idp user %s --tenant acme --user ann@example.com", sub, sub)}
 	}
+	var passkeyID []byte
+	if passkey != nil {
+		if passkeyID, err = parsePasskeyID(*passkey); err != nil {
+			return err
+		}
+	}
 	d, err := openAdminDB(ctx, *db, stderr)
 	if err != nil {
 		return err
 	}
 	defer d.close()
-	if sub == "unlock" {
+	switch sub {
+	case "unlock":
 		return unlockUser(ctx, d.Backend, *tenant, *user, stdout)
+	case "remove-passkey":
+		return removePasskey(ctx, d.Backend, *tenant, *user, passkeyID, stdout)
 	}
 	return showUser(ctx, d.Backend, *tenant, *user, stdout)
+}
+
+// formatPasskeyID is a passkey's credential id as idp prints it and --passkey takes it:
+// base64url without padding, as WebAuthn writes credential ids.
+func formatPasskeyID(id []byte) string {
+	return base64.RawURLEncoding.EncodeToString(id)
+}
+
+// parsePasskeyID reads --passkey, a credential id in base64url (padding allowed).
+func parsePasskeyID(s string) ([]byte, error) {
+	if s == "" {
+		return nil, &cli.UsageError{Msg: "user remove-passkey needs --passkey: the passkey's id, as idp user show prints it " +
+			"(passkey=…), such as: idp user remove-passkey --tenant acme --user ann@example.com --passkey AbC-_0", Help: "idp help user"}
+	}
+	id, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil || len(id) == 0 {
+		return nil, &cli.UsageError{Msg: fmt.Sprintf("--passkey %q: want a passkey id in base64url (A-Z, a-z, 0-9, - and _), as idp user show prints it", s),
+			Help: "idp help user"}
+	}
+	return id, nil
 }
 
 // findUser returns the user of tenant that name names by id, userName or primary email, in
@@ -259,29 +294,50 @@ func pictureAdmin(b store.Backend) (*picture.Authenticator, error) {
 // lock=all for the user-wide lock, which shuts out every network but the familiar ones, then
 // lock=NETWORK for each locked network, each with its failures=… and until=…; then one
 // familiar=NETWORK passed=… line per familiar network (where the user passed within 30 days,
-// the 8 most recent: the user-wide lock leaves them open), the most recently passed first. The
-// picture password's points are never printed (they are not stored in the clear).
+// the 8 most recent: the user-wide lock leaves them open), the most recently passed first.
+// Then, whether or not the user has a picture password, passkeys=N and one line per passkey, in
+// the order they were added: passkey=ID (the credential id in base64url, which user
+// remove-passkey takes) name="…" created=… last_used=…|never backup_eligible=true|false
+// sign_count=N. The picture password's points are never printed (they are not stored in the
+// clear), nor a passkey's public key.
 func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout io.Writer) error {
 	u, err := findUser(ctx, b, tenant, name)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "user_id=%s\nuser_name=%s\nactive=%t\n", u.ID, u.UserName, u.Active)
-	c, err := b.Pictures.Get(ctx, tenant, u.ID)
+	if err := showPicture(ctx, b, tenant, u.ID, stdout); err != nil {
+		return err
+	}
+	keys, err := b.Passkeys.List(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the passkeys of %q: %w", u.ID, err)
+	}
+	fmt.Fprintf(stdout, "passkeys=%d\n", len(keys))
+	for _, k := range keys {
+		fmt.Fprintf(stdout, "passkey=%s name=%q created=%s last_used=%s backup_eligible=%t sign_count=%d\n",
+			formatPasskeyID(k.ID), k.Name, formatTime(k.Created), formatTime(k.LastUsed), k.BackupEligible, k.SignCount)
+	}
+	return nil
+}
+
+// showPicture prints the picture password lines of showUser for user id.
+func showPicture(ctx context.Context, b store.Backend, tenant, id string, stdout io.Writer) error {
+	c, err := b.Pictures.Get(ctx, tenant, id)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintln(stdout, "picture_enrolled=false")
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading the picture password of %q: %w", u.ID, err)
+		return fmt.Errorf("reading the picture password of %q: %w", id, err)
 	}
 	auth, err := pictureAdmin(b)
 	if err != nil {
 		return err
 	}
-	locks, err := auth.Locks(ctx, tenant, u.ID)
+	locks, err := auth.Locks(ctx, tenant, id)
 	if err != nil {
-		return fmt.Errorf("reading the locks of %q: %w", u.ID, err)
+		return fmt.Errorf("reading the locks of %q: %w", id, err)
 	}
 	locked := "no"
 	var until time.Time
@@ -300,9 +356,9 @@ func showUser(ctx context.Context, b store.Backend, tenant, name string, stdout 
 			fmt.Fprintf(stdout, "lock=%s failures=%d until=%s\n", l.Network, l.Failures, formatTime(l.Until))
 		}
 	}
-	fams, err := auth.FamiliarNetworks(ctx, tenant, u.ID)
+	fams, err := auth.FamiliarNetworks(ctx, tenant, id)
 	if err != nil {
-		return fmt.Errorf("reading the familiar networks of %q: %w", u.ID, err)
+		return fmt.Errorf("reading the familiar networks of %q: %w", id, err)
 	}
 	for _, f := range fams {
 		fmt.Fprintf(stdout, "familiar=%s passed=%s\n", f.Network, formatTime(f.Passed))
@@ -347,5 +403,29 @@ func unlockUser(ctx context.Context, b store.Backend, tenant, name string, stdou
 		return fmt.Errorf("unlocking %q: %w", u.ID, err)
 	}
 	fmt.Fprintf(stdout, "user_id=%s\nfailures_before=%d\nlocks_before=%d\nunlocked=true\n", u.ID, failures, len(locks))
+	return nil
+}
+
+// removePasskey deletes the passkey id of a user, recorded as secondfactor.passkey_removed under
+// ctx's Change, and prints user_id=…, removed_passkey=ID and passkeys_left=N. A user left with no
+// factor needs an enrollment link (idp enroll-link) to sign in again.
+func removePasskey(ctx context.Context, b store.Backend, tenant, name string, id []byte, stdout io.Writer) error {
+	u, err := findUser(ctx, b, tenant, name)
+	if err != nil {
+		return err
+	}
+	err = b.Passkeys.Delete(ctx, tenant, u.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("user %q has no passkey %s (idp user show --tenant %s --user %s lists them)",
+			name, formatPasskeyID(id), shellQuote(tenant), shellQuote(name))
+	}
+	if err != nil {
+		return fmt.Errorf("removing passkey %s of %q: %w", formatPasskeyID(id), u.ID, err)
+	}
+	left, err := b.Passkeys.List(ctx, tenant, u.ID)
+	if err != nil {
+		return fmt.Errorf("reading the passkeys of %q: %w", u.ID, err)
+	}
+	fmt.Fprintf(stdout, "user_id=%s\nremoved_passkey=%s\npasskeys_left=%d\n", u.ID, formatPasskeyID(id), len(left))
 	return nil
 }

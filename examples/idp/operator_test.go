@@ -27,12 +27,12 @@ func TestGroupCommandWithoutSubcommand(t *testing.T) {
 		{[]string{"tenant"}, "tenant needs a subcommand: create, list"},
 		{[]string{"apikey"}, "apikey needs a subcommand: create, list, revoke"},
 		{[]string{"client"}, "client needs a subcommand: create, list, rotate-secret, delete, set-redirect-uris, set-require-par"},
-		{[]string{"user"}, "user needs a subcommand: show, unlock"},
+		{[]string{"user"}, "user needs a subcommand: show, unlock, remove-passkey"},
 		{[]string{"webhook"}, "webhook needs a subcommand: add, list, delete, resume"},
 		{[]string{"tenant", "delete", "acme"}, `tenant has no subcommand "delete"; its subcommands are create, list`},
 		{[]string{"client", "show", "client_x"}, `client has no subcommand "show"; its subcommands are create, list, rotate-secret`},
 		{[]string{"client", "--tenant", "acme"}, "client needs a subcommand: create, list"},
-		{[]string{"user", "lock", "--tenant", "acme"}, `user has no subcommand "lock"; its subcommands are show, unlock`},
+		{[]string{"user", "lock", "--tenant", "acme"}, `user has no subcommand "lock"; its subcommands are show, unlock, remove-passkey`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -73,6 +73,7 @@ func TestUnknownTenantRefused(t *testing.T) {
 		{"enroll-link", "--tenant", "nope", "--user", "ann"},
 		{"user", "show", "--tenant", "nope", "--user", "ann"},
 		{"user", "unlock", "--tenant", "nope", "--user", "ann"},
+		{"user", "remove-passkey", "--tenant", "nope", "--user", "ann", "--passkey", "AQID"},
 		{"webhook", "add", "--tenant", "nope", "--url", "https://h.example.com/"},
 		{"webhook", "list", "--tenant", "nope"},
 		{"webhook", "delete", "--tenant", "nope", "webhook_x"},
@@ -177,7 +178,7 @@ func TestUserShowFamiliarNetworks(t *testing.T) {
 	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
 	assert.Regexp(t, `\nfailures=5\nnetworks=5\nlocked_until=`+stamp+`\nlock=all networks=5 failures=5 until=`+stamp+
 		`\nfamiliar=198\.51\.100\.0/24 passed=`+regexp.QuoteMeta(formatTime(now.Add(-time.Hour)))+
-		`\nfamiliar=2001:db8:aa::/48 passed=`+regexp.QuoteMeta(formatTime(now.Add(-48*time.Hour)))+`\n$`, out.String())
+		`\nfamiliar=2001:db8:aa::/48 passed=`+regexp.QuoteMeta(formatTime(now.Add(-48*time.Hour)))+`\npasskeys=0\n$`, out.String())
 }
 
 // TestUserShowAndUnlock: an operator sees that a user's factor is locked, unlocks it, and the
@@ -210,7 +211,7 @@ func TestUserShowAndUnlock(t *testing.T) {
 			var out bytes.Buffer
 			require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", who, "-db", db}, &out, io.Discard))
 			assert.Regexp(t, `^user_id=`+ann.ID+`\nuser_name=ann\nactive=true\npicture_enrolled=true\nimage=`+demoImage+
-				`\nenrolled=`+stamp+`\nfailures=5\nnetworks=1\nlocked_until=`+stamp+`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\n$`,
+				`\nenrolled=`+stamp+`\nfailures=5\nnetworks=1\nlocked_until=`+stamp+`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\npasskeys=0\n$`,
 				out.String())
 		})
 	}
@@ -225,7 +226,7 @@ func TestUserShowAndUnlock(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
 	assert.Regexp(t, `\nfailures=9\nnetworks=5\nlocked_until=`+stamp+`\nlock=all networks=5 failures=9 until=`+stamp+
-		`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\n$`, out.String(), "the user-wide lock first, then each locked network")
+		`\nlock=203\.0\.113\.0/24 failures=5 until=`+stamp+`\npasskeys=0\n$`, out.String(), "the user-wide lock first, then each locked network")
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "unlock", "--tenant", "acme", "--user", "ann@example.com", "-db", db}, &out, io.Discard))
@@ -233,7 +234,7 @@ func TestUserShowAndUnlock(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "ann", "-db", db}, &out, io.Discard))
-	assert.True(t, strings.HasSuffix(out.String(), "failures=0\nnetworks=0\nlocked_until=no\n"), "no lock left: %s", out.String())
+	assert.True(t, strings.HasSuffix(out.String(), "failures=0\nnetworks=0\nlocked_until=no\npasskeys=0\n"), "no lock left: %s", out.String())
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"events", "--tenant", "acme", "-db", db}, &out, io.Discard))
@@ -251,7 +252,7 @@ func TestUserShowAndUnlock(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"user", "show", "--tenant", "acme", "--user", "bob", "-db", db}, &out, io.Discard))
-	assert.Regexp(t, `^user_id=user_\w+\nuser_name=bob\nactive=true\npicture_enrolled=false\n$`, out.String())
+	assert.Regexp(t, `^user_id=user_\w+\nuser_name=bob\nactive=true\npicture_enrolled=false\npasskeys=0\n$`, out.String())
 
 	for _, tt := range []struct {
 		args  []string

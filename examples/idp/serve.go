@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ const scimRequestTimeout = httpserve.WriteTimeout / 2
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("idp", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
-	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address)")
+	baseFlag := fs.String("base-url", "", "the URL clients reach the service at (default http:// and the address, with localhost for 127.0.0.1 and [::1])")
 	db := fs.String("db", defaultDB, dbUsage)
 	levelFlag := fs.String("log-level", "info", "debug, info, warn or error")
 	accessFlush := fs.Duration("access-log-delay", defaultAccessLogDelay, "how long access log lines may wait to be written together (0: each at once)")
@@ -135,7 +136,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer ln.Close() // Serve closes it too; this covers the returns before Serve
 	if base == "" {
-		base = httpserve.BaseURL(ln.Addr())
+		base = defaultBaseURL(ln.Addr())
 	}
 	var lim limiters
 	if *redisFlag != "" {
@@ -253,6 +254,17 @@ func parseTrustedProxies(s string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// defaultBaseURL is the base URL of the service listening at a, when -base-url is not given:
+// http:// and the address, with localhost for 127.0.0.1, ::1 and an unspecified IP. A passkey's
+// relying party ID is a domain name, never an IP address, so the pages of a base URL on an IP
+// offer no passkey.
+func defaultBaseURL(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok && (tcp.IP.Equal(net.IPv4(127, 0, 0, 1)) || tcp.IP.Equal(net.IPv6loopback)) {
+		return "http://" + net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
+	}
+	return httpserve.BaseURL(a)
 }
 
 // parseBaseURL checks -base-url and returns it without a trailing slash.

@@ -133,14 +133,16 @@ func scimRequest(t *testing.T, method, url, key, body string) (*http.Response, m
 	return resp, out
 }
 
+// TestServe: the service started with -addr 127.0.0.1:0 and no -base-url prints the demo's
+// lines, with its URLs on localhost (a passkey needs a domain), and answers SCIM there.
 func TestServe(t *testing.T) {
 	s := startService(t)
 
 	require.Len(t, s.lines, 10, "%q", s.lines)
 	assert.Equal(t, "tenant=demo", s.lines[0])
-	assert.Regexp(t, `^scim_base_url=http://127\.0\.0\.1:[1-9][0-9]*/scim/v2/demo$`, s.lines[1])
+	assert.Regexp(t, `^scim_base_url=http://localhost:[1-9][0-9]*/scim/v2/demo$`, s.lines[1])
 	assert.Regexp(t, `^scim_api_key=scimkey_[0-9a-z]+_[0-9a-z]+$`, s.lines[2])
-	assert.Regexp(t, `^issuer=http://127\.0\.0\.1:[1-9][0-9]*/oidc/demo$`, s.lines[3])
+	assert.Regexp(t, `^issuer=http://localhost:[1-9][0-9]*/oidc/demo$`, s.lines[3])
 	assert.Regexp(t, `^client_id=client_[0-9a-z]+$`, s.lines[4])
 	assert.Regexp(t, `^client_secret=secret_[0-9A-Za-z_-]+$`, s.lines[5])
 	assert.Equal(t, "redirect_uri=http://127.0.0.1:8081/callback", s.lines[6])
@@ -179,6 +181,28 @@ func TestServeBaseURL(t *testing.T) {
 	s := startService(t, "-base-url", "https://id.example.com/")
 	assert.Equal(t, "https://id.example.com/scim/v2/demo", s.vars["scim_base_url"])
 	require.NoError(t, s.stop(t))
+}
+
+// TestDefaultBaseURL: without -base-url, a service listening on 127.0.0.1 or ::1 is reached at
+// localhost (passkeys need a domain), one on an unspecified address too; on any other address,
+// at that address.
+func TestDefaultBaseURL(t *testing.T) {
+	for _, tt := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "http://localhost:8080"},
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1").To4(), Port: 8080}, "http://localhost:8080"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 9000}, "http://localhost:9000"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "http://localhost:8080"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, "http://localhost:8080"},
+		// localhost does not reach the rest of 127.0.0.0/8.
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 8080}, "http://127.0.0.2:8080"},
+		{&net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 8080}, "http://192.0.2.10:8080"},
+		{&net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 8080}, "http://[2001:db8::1]:8080"},
+	} {
+		assert.Equal(t, tt.want, defaultBaseURL(tt.addr), "%v", tt.addr)
+	}
 }
 
 func TestServeFlagErrors(t *testing.T) {
@@ -223,7 +247,7 @@ func TestEnsureDemo(t *testing.T) {
 	log := discardLogger()
 	sec, err := newSecrets(ctx, d.Backend, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(d.Backend, "http://127.0.0.1:8080", sec, limiters{}, false, false, nil, log, nil)
+	svc, err := newServices(d.Backend, "http://localhost:8080", sec, limiters{}, false, false, nil, log, nil)
 	require.NoError(t, err)
 
 	dm, err := ensureDemo(ctx, d.Backend, svc, log)
@@ -287,7 +311,7 @@ func TestREADMEQuickStart(t *testing.T) {
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"scimkey_01abc_xyz":                   "scimkey_01abc_xyz",
-		"http://127.0.0.1:8080/scim/v2/demo":  "http://127.0.0.1:8080/scim/v2/demo",
+		"http://localhost:8080/scim/v2/demo":  "http://localhost:8080/scim/v2/demo",
 		"https://id.example.com/a b":          "'https://id.example.com/a b'",
 		"https://id.example.com/it's/v2/demo": `'https://id.example.com/it'\''s/v2/demo'`,
 		"":                                    "''",

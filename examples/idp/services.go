@@ -210,11 +210,12 @@ func clientKey(r *http.Request, trusted []netip.Prefix) string {
 	return a.String()
 }
 
-// newPicture is the picture login over backend; its metrics go to mp (nil: OpenTelemetry's
-// global provider).
+// newPicture is the picture login over backend, with its users' passkeys (offered to the
+// tenants that allow them); its metrics go to mp (nil: OpenTelemetry's global provider).
 func newPicture(backend store.Backend, pepper picture.Pepper, log *slog.Logger, mp metric.MeterProvider) (*picture.Authenticator, error) {
 	auth, err := picture.New(picture.Config{
 		Credentials:    backend.Pictures,
+		Passkeys:       backend.Passkeys,
 		Peppers:        []picture.Pepper{pepper},
 		Logger:         log,
 		MeterProvider:  mp,

@@ -52,17 +52,17 @@ func TestStartCountsTenants(t *testing.T) {
 	log := discardLogger()
 	sec, err := newSecrets(ctx, b, randomKEK())
 	require.NoError(t, err)
-	svc, err := newServices(b, "http://127.0.0.1:8080", sec, limiters{}, false, false, nil, log, nil)
+	svc, err := newServices(b, "http://localhost:8080", sec, limiters{}, false, false, nil, log, nil)
 	require.NoError(t, err)
 
-	out, err := startMessage(ctx, b, svc, log, false, "http://127.0.0.1:8080", "sqlite:idp.db", true)
+	out, err := startMessage(ctx, b, svc, log, false, "http://localhost:8080", "sqlite:idp.db", true)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(out, fmt.Sprintf("base_url=http://127.0.0.1:8080\ntenants=%d\n\n", n)), "%s", out)
+	assert.True(t, strings.HasPrefix(out, fmt.Sprintf("base_url=http://localhost:8080\ntenants=%d\n\n", n)), "%s", out)
 	assert.Equal(t, 1, reads.counts, "one Count")
 	assert.Empty(t, reads.limits, "no List outside demo mode")
 
 	for _, made := range []bool{true, false} { // the demo made, then found
-		out, err = startMessage(ctx, b, svc, log, true, "http://127.0.0.1:8080", "sqlite:idp.db", true)
+		out, err = startMessage(ctx, b, svc, log, true, "http://localhost:8080", "sqlite:idp.db", true)
 		require.NoError(t, err)
 		assert.Contains(t, out, "tenant=demo\n")
 		if made {

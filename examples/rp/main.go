@@ -31,7 +31,7 @@ func main() {
 // Defaults of the flags.
 const (
 	defaultAddr   = "127.0.0.1:8081"
-	defaultIssuer = "http://127.0.0.1:8080/oidc/demo" // tenant demo of go run ./examples/idp
+	defaultIssuer = "http://localhost:8080/oidc/demo" // tenant demo of go run ./examples/idp
 	// secretEnv holds the client secret when -client-secret is not given, so that it need not
 	// be on the command line (where ps and the shell's history show it).
 	secretEnv = "VISID_CLIENT_SECRET"

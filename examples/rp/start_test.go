@@ -72,7 +72,7 @@ func TestUsageErrors(t *testing.T) {
 		{"sessions", append([]string{"-sessions", "redis"}, creds...), []string{`"server" or "cookie"`}},
 		{"base url with path", append([]string{"-base-url", "https://app.example.com/app"}, creds...), []string{"-base-url"}},
 		{"base url not absolute", append([]string{"-base-url", "app.example.com"}, creds...), []string{"-base-url"}},
-		{"issuer", append([]string{"-issuer", "127.0.0.1:8080/oidc/demo"}, creds...), []string{"-issuer"}},
+		{"issuer", append([]string{"-issuer", "localhost:8080/oidc/demo"}, creds...), []string{"-issuer"}},
 		{"redirect uri", append([]string{"-redirect-uri", "/callback"}, creds...), []string{"-redirect-uri"}},
 		{"unknown flag", []string{"-port", "80"}, []string{"unknown flag -port", `Run "rp -h" for usage.`}},
 		{"argument", append([]string{"serve"}, creds...), []string{`"serve"`}},

@@ -112,7 +112,7 @@ var logNames = func() []string {
 		store.EventSecondFactorLocked, store.EventSecondFactorUnlocked, store.EventEnrollmentCompleted,
 		store.EventClientCreated, store.EventClientUpdated, store.EventClientSecretRotated,
 		store.EventClientDeleted, store.EventAPIKeyCreated, store.EventAPIKeyRevoked,
-		store.EventTenantUpdated,
+		store.EventTenantUpdated, store.EventPasskeyRemoved,
 	} {
 		names = append(names, string(t))
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Passkeys implements store.Passkeys. A tenant's passkeys live in its passkeyIndex, under the
@@ -115,11 +116,13 @@ func (ps *Passkeys) Use(ctx context.Context, tenant, userID string, id []byte, u
 
 // Delete implements store.Passkeys.
 func (ps *Passkeys) Delete(ctx context.Context, tenant, userID string, id []byte) error {
+	ev := changes.New(ctx, tenant)
 	return ps.s.write(ctx, tenant, func(t *tenantData) error {
 		p, err := t.passkey(userID, id)
 		if err != nil {
 			return err
 		}
+		changes.PasskeyRemoved(ev, p)
 		ix := t.passkeys
 		delete(ix.byID, string(id))
 		held := slices.DeleteFunc(ix.byUser[userID], func(q *store.Passkey) bool { return q == p })
@@ -128,6 +131,7 @@ func (ps *Passkeys) Delete(ctx context.Context, tenant, userID string, id []byte
 		} else {
 			ix.byUser[userID] = held
 		}
+		commit(ev, t)
 		return nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/visid/visid/store"
+	"github.com/visid/visid/store/internal/changes"
 )
 
 // Passkeys implements store.Passkeys. A passkey is a row of passkeys keyed by its tenant and
@@ -165,11 +166,27 @@ func (ps *Passkeys) Delete(ctx context.Context, tenant, userID string, id []byte
 		return passkeyNotFound(userID) // no stored user has such an id
 	}
 	return ps.s.write(ctx, func(tx *txn) error {
+		p := changes.New(ctx, tenant)
+		if p != nil { // the event names the passkey: read it, locked until the write commits
+			var name string
+			err := tx.queryRow(ctx, `SELECT name FROM passkeys WHERE tenant = ? AND id = ? AND user_id = ?`+tx.d.forUpdate(),
+				tenant, nonNil(id), userID).Scan(&name)
+			if errors.Is(err, sql.ErrNoRows) {
+				return passkeyNotFound(userID)
+			}
+			if err != nil {
+				return err
+			}
+			changes.PasskeyRemoved(p, &store.Passkey{UserID: userID, ID: id, Name: name})
+		}
 		n, err := tx.affected(ctx, `DELETE FROM passkeys WHERE tenant = ? AND id = ? AND user_id = ?`, tenant, nonNil(id), userID)
 		if err == nil && n == 0 {
 			err = passkeyNotFound(userID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.recordEvents(ctx, tenant, p)
 	})
 }
 

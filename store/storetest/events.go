@@ -31,6 +31,7 @@ func eventTests() []test {
 		{"PollerSeesEveryEventOnce", testEventsConcurrentPoller},
 		{"Append", testEventsAppend},
 		{"UnlockIsAnEvent", testEventsUnlock},
+		{"PasskeyRemovedIsAnEvent", testEventsPasskeyRemoved},
 		{"ClientLifecycle", testEventsClients},
 		{"APIKeysInEachTenant", testEventsAPIKeys},
 		{"TenantUpdated", testEventsTenantUpdated},
@@ -448,6 +449,29 @@ func testEventsUnlock(t *testing.T, b store.Backend) {
 	assert.Equal(t, u.ID, events[0].SubjectID)
 	assert.JSONEq(t, `{"failures":3}`, string(events[0].Data))
 	assert.Zero(t, mustGetPicture(t, b, p.Tenant, u.ID).Failures)
+}
+
+// Passkeys.Delete under a Change records secondfactor.passkey_removed naming the passkey (its
+// credential id in base64url and its name); a Delete without a Change, or of no passkey, none.
+func testEventsPasskeyRemoved(t *testing.T, b store.Backend) {
+	p, u := withPasskey(t, b)
+	other := newPasskey(acme, u.ID, "b")
+	other.ID = []byte{0xfb, 0xff, 0x00}
+	mustPasskey(t, b, other)
+	require.NoError(t, b.Passkeys.Delete(changeBy("admin"), acme, u.ID, other.ID))
+	assert.ErrorIs(t, b.Passkeys.Delete(changeBy("admin"), acme, u.ID, other.ID), store.ErrNotFound)
+	assert.ErrorIs(t, b.Passkeys.Delete(changeBy("admin"), acme, "user_nobody", p.ID), store.ErrNotFound)
+	require.NoError(t, b.Passkeys.Delete(ctx(), acme, u.ID, p.ID), "a Delete without a Change: no event")
+
+	events := allEvents(t, b, acme)
+	require.Len(t, events, 1)
+	assert.Equal(t, store.EventPasskeyRemoved, events[0].Type)
+	assert.Equal(t, "admin", events[0].Actor)
+	assert.Equal(t, eventTime, events[0].Time.UTC())
+	assert.Equal(t, store.SubjectUser, events[0].SubjectKind)
+	assert.Equal(t, u.ID, events[0].SubjectID)
+	assert.JSONEq(t, `{"passkey":"-_8A","name":"Passkey b"}`, string(events[0].Data))
+	assert.Empty(t, mustListPasskeys(t, b, acme, u.ID))
 }
 
 func testEventsClients(t *testing.T, b store.Backend) {

@@ -43,6 +43,7 @@ func testNeeds() map[string][]string {
 		"Events/APIKeysInEachTenant":                  {"APIKeys"},
 		"Events/ClientLifecycle":                      {"Clients"},
 		"Events/UnlockIsAnEvent":                      {"Pictures"},
+		"Events/PasskeyRemovedIsAnEvent":              {"Passkeys"},
 		"Webhooks/CreateStartsAtTheEndOfTheLog":       {"Users"},
 		"Text/KeysNotTextAreNotFound":                 {"Clients", "Interactions"},
 		"Concurrency/CreateSameAPIKeyHash":            {"APIKeys"},

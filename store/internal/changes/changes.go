@@ -5,6 +5,7 @@ package changes
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -218,6 +219,16 @@ func Unlocked(p *Pending, userID string, failures int) {
 	}
 	data, _ := json.Marshal(map[string]int{"failures": failures}) // cannot fail
 	p.add(store.EventSecondFactorUnlocked, store.SubjectUser, userID, data)
+}
+
+// PasskeyRemoved collects secondfactor.passkey_removed for the passkey k a write deletes: its
+// credential id (base64url) and name, never its public key.
+func PasskeyRemoved(p *Pending, k *store.Passkey) {
+	if p == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]string{"passkey": base64.RawURLEncoding.EncodeToString(k.ID), "name": k.Name}) // cannot fail
+	p.add(store.EventPasskeyRemoved, store.SubjectUser, k.UserID, data)
 }
 
 // clientData is a client as its events show it: never the secret's hash.
