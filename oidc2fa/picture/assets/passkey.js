@@ -18,10 +18,15 @@
 
   var texts = {};
 
-  function say(key) {
+  // say puts the sentence key in the live region, styled as the picture's
+  // notices are: kind "error" for a failure, else "info".
+  function say(key, kind) {
     var notice = byId('passkey-notice');
     if (notice) {
-      notice.textContent = texts[key] || '';
+      var text = texts[key] || '';
+      notice.textContent = text;
+      notice.classList.toggle('error', !!text && kind === 'error');
+      notice.classList.toggle('info', !!text && kind !== 'error');
     }
   }
 
@@ -110,7 +115,7 @@
 
   function start(form, kind, button) {
     if (!window.PublicKeyCredential || !navigator.credentials) {
-      say('passkeyUnsupported');
+      say('passkeyUnsupported', 'error');
       return;
     }
     button.disabled = true;
@@ -144,7 +149,7 @@
       if (err && (err.name === 'NotAllowedError' || err.name === 'AbortError')) {
         say('passkeyCancelled');
       } else {
-        say('passkeyFailed');
+        say('passkeyFailed', 'error');
       }
     });
   }
