@@ -113,12 +113,26 @@
     return JSON.stringify(out);
   }
 
+  // While the browser asks for the passkey the button is marked busy with
+  // aria-disabled rather than disabled: a disabled button would lose the
+  // focus, and a keyboard or screen reader user their place on the page.
+  function setBusy(button, busy) {
+    if (busy) {
+      button.setAttribute('aria-disabled', 'true');
+    } else {
+      button.removeAttribute('aria-disabled');
+    }
+  }
+
   function start(form, kind, button) {
+    if (button.getAttribute('aria-disabled') === 'true') {
+      return; // one ceremony at a time
+    }
     if (!window.PublicKeyCredential || !navigator.credentials) {
       say('passkeyUnsupported', 'error');
       return;
     }
-    button.disabled = true;
+    setBusy(button, true);
     say('passkeyWaiting');
     var body = new URLSearchParams();
     body.set('csrf', form.elements.csrf.value);
@@ -144,7 +158,7 @@
       byId('passkey-credential').value = credentialJSON(cred);
       form.submit();
     }).catch(function (err) {
-      button.disabled = false;
+      setBusy(button, false);
       button.focus();
       if (err && (err.name === 'NotAllowedError' || err.name === 'AbortError')) {
         say('passkeyCancelled');
