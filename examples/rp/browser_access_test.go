@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
@@ -238,5 +239,71 @@ func TestBrowserPhoneTaps(t *testing.T) {
 			assert.Equal(t, "alice@example.com passed both factors", c.appHeading())
 			assert.NotContains(t, strings.ToLower(c.text("body")), "ring")
 		})
+	}
+}
+
+// TestBrowserKeyboardPasskey adds a passkey and signs in with it with the keyboard alone: on
+// visid's enrollment page and on its login page the first Tab from the top reaches the passkey
+// button, named and described for screen readers, and Enter (on the enrollment, and the first
+// sign-in) or Space (the second) starts the ceremony, which Chromium's virtual authenticator
+// answers.
+func TestBrowserKeyboardPasskey(t *testing.T) {
+	exe := findBrowser(t)
+	s := newPasskeyStack(t)
+	c := newChrome(t, exe, desktop)
+	device := c.addAuthenticator(false)
+	// fromTop takes the focus back to the top of the page, as a page freshly loaded has it.
+	fromTop := func() {
+		c.do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`))
+	}
+	checkButton := func(kind string) {
+		t.Helper()
+		name, description := c.axNameDescription("passkey-start")
+		assert.Equal(t, visidText(c.vp, "passkey."+kind+".button"), name, "the button's accessible name")
+		assert.Equal(t, visidText(c.vp, "passkey."+kind+".instructions"), description, "its description")
+		assert.Equal(t, "passkey-instructions", eval[string](c, `document.getElementById("passkey-start").getAttribute("aria-describedby")`))
+	}
+
+	c.passkeyLink(s, s.alice)
+	fromTop()
+	c.tabTo("passkey-start", 1)
+	checkButton("enroll")
+	c.markPage()
+	c.do(chromedp.KeyEvent(kb.Enter))
+	c.waitPage("p.lead")
+	assert.Equal(t, visidText(c.vp, "passkey.done.title"), c.text("h1"))
+	ps, err := s.passkeys.List(t.Context(), "demo", s.alice.ID)
+	require.NoError(t, err)
+	require.Len(t, ps, 1, "alice's passkey is stored")
+
+	// While the browser waits for the authenticator (not touched yet), the button is busy and
+	// keeps the focus.
+	presence := func(on bool) {
+		_, err := chromedp.Call(c.ctx, webauthn.SetAutomaticPresenceSimulation,
+			webauthn.SetAutomaticPresenceSimulationParams{AuthenticatorID: device, Enabled: on})
+		require.NoError(t, err)
+	}
+	presence(false)
+	c.passkeySignIn(s.app, demoEmail, demoPassword)
+	fromTop()
+	c.tabTo("passkey-start", 1)
+	c.do(chromedp.KeyEvent(kb.Enter))
+	c.waitText("#passkey-notice", visidText(c.vp, "script.passkeyWaiting"))
+	assert.Equal(t, "passkey-start", c.activeID(), "the busy button keeps the focus")
+	assert.Equal(t, "true", eval[string](c, `document.getElementById("passkey-start").getAttribute("aria-disabled")`))
+	// Leaving the page ends the browser's request before the authenticator can be touched.
+	c.open(s.app.url+"/", `input[name="email"]`)
+	presence(true)
+
+	for _, key := range []string{kb.Enter, " "} {
+		c.passkeySignIn(s.app, demoEmail, demoPassword)
+		fromTop()
+		c.tabTo("passkey-start", 1)
+		checkButton("login")
+		c.markPage()
+		c.do(chromedp.KeyEvent(key))
+		require.Equal(t, "alice@example.com passed both factors", c.appHeading(), "key %q", key)
+		assert.Equal(t, "hwk, mfa", c.amr())
+		c.signOut()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,6 +132,7 @@ func TestBrowserAccessibility(t *testing.T) {
 			t.Run("enrollment", func(t *testing.T) { a11yEnrollment(t, axe, vp) })
 			t.Run("errors", func(t *testing.T) { a11yErrors(t, axe, vp) })
 			t.Run("tenant look", func(t *testing.T) { a11yTenantLook(t, axe, vp) })
+			t.Run("passkeys", func(t *testing.T) { a11yPasskeys(t, axe, vp) })
 		})
 	}
 }
@@ -312,4 +314,83 @@ func a11yTenantLook(t *testing.T, axe string, vp viewport) {
 	c.press("#continue", "#enroll-form")
 	c.waitFor("the tenant's logo", logoLoaded)
 	c.checkA11y(axe, "step 1 of the enrollment in the tenant's look")
+}
+
+// a11yPasskeys: for a tenant that allows passkeys, an administrator's enrollment link (its page,
+// the enrollment offering "Add a passkey", the page after it), and visid's login offering "Use a
+// passkey" above the picture; in English also the states passkey.js shows (waiting for the
+// authenticator, after the authenticator refused) and the login offering the passkey alone, to
+// a user with no picture password. The other languages skip those, which take two more
+// sign-ins: their sentences are on the login page checked before (the notices in the scripts'
+// text, #picture-text). With VISID_SCREENSHOT_DIR set, the pages' screenshots go there.
+func a11yPasskeys(t *testing.T, axe string, vp viewport) {
+	exe := findBrowser(t)
+	s := newPasskeyStack(t)
+	c := newChromeFor(t, exe, vp, a11yTimeout)
+	device := c.addAuthenticator(false)
+	shots := os.Getenv("VISID_SCREENSHOT_DIR")
+	shoot := func(name string) {
+		if shots != "" {
+			c.screenshot(shots, "passkey-"+name+"-"+vp.name+".png")
+		}
+	}
+
+	l, err := oidc2fa.NewEnrollmentLink(t.Context(), s.cfg, oidc2fa.EnrollmentRequest{Tenant: "demo", User: s.alice.ID})
+	require.NoError(t, err)
+	c.open(l.URL, "#continue")
+	c.checkA11y(axe, "visid's enrollment link page of a tenant with passkeys")
+	c.press("#continue", "#enroll-form")
+	assert.Equal(t, visidText(vp, "enroll.title.passkey"), c.text("h1"))
+	c.checkA11y(axe, "the enrollment offering a passkey")
+	shoot("enroll")
+	c.press("#passkey-start", "p.lead")
+	assert.Equal(t, visidText(vp, "passkey.done.title"), c.text("h1"))
+	c.checkA11y(axe, "visid's page after an administrator's passkey enrollment")
+	shoot("done")
+
+	c.passkeySignIn(s.app, demoEmail, demoPassword)
+	c.waitFor("the picture", fmt.Sprintf(pictureLoaded, "/image"))
+	c.checkA11y(axe, "visid's login offering a passkey")
+	shoot("login")
+	if vp.lang != "" {
+		return
+	}
+
+	// The authenticator is not touched: the browser waits, and the page says so.
+	presence := func(on bool) {
+		_, err := chromedp.Call(c.ctx, webauthn.SetAutomaticPresenceSimulation,
+			webauthn.SetAutomaticPresenceSimulationParams{AuthenticatorID: device, Enabled: on})
+		require.NoError(t, err)
+	}
+	presence(false)
+	c.do(chromedp.Click(chromedp.CSS("#passkey-start")))
+	c.waitText("#passkey-notice", visidText(vp, "script.passkeyWaiting"))
+	assert.Equal(t, "true", eval[string](c, `document.getElementById("passkey-start").getAttribute("aria-disabled")`),
+		"one ceremony at a time")
+	assert.Equal(t, "passkey-start", c.activeID(), "the busy button keeps the focus")
+	c.checkA11y(axe, "visid's login waiting for the passkey")
+	shoot("login-waiting")
+
+	// The authenticator cannot verify the user: the browser gives up, and the page says the
+	// passkey was not used.
+	c.passkeySignIn(s.app, demoEmail, demoPassword)
+	presence(true)
+	_, err = chromedp.Call(c.ctx, webauthn.SetUserVerified, webauthn.SetUserVerifiedParams{AuthenticatorID: device, IsUserVerified: false})
+	require.NoError(t, err)
+	c.do(chromedp.Click(chromedp.CSS("#passkey-start")))
+	c.waitText("#passkey-notice", visidText(vp, "script.passkeyCancelled"))
+	c.waitFor("the button again", `!document.getElementById("passkey-start").hasAttribute("aria-disabled") && document.activeElement.id === "passkey-start"`)
+	c.checkA11y(axe, "visid's login after the passkey was not used")
+	shoot("login-cancelled")
+	_, err = chromedp.Call(c.ctx, webauthn.SetUserVerified, webauthn.SetUserVerifiedParams{AuthenticatorID: device, IsUserVerified: true})
+	require.NoError(t, err)
+
+	// Without her picture password alice is offered the passkey alone.
+	require.NoError(t, s.pics.Delete(t.Context(), "demo", s.alice.ID))
+	c.passkeySignIn(s.app, demoEmail, demoPassword)
+	require.True(t, eval[bool](c, `document.getElementById("picture") === null`), "no picture")
+	c.checkA11y(axe, "visid's login offering the passkey alone")
+	shoot("login-alone")
+	c.press("#passkey-start", "p.hint")
+	assert.Equal(t, "alice@example.com passed both factors", c.appHeading())
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -61,6 +62,13 @@ type pictureStack struct {
 	mallory *store.User    // another user of the tenant, enrolled on the farm with malloryPoints
 	users   store.Users    // the tenant's users at visid, as SCIM provisions them
 	cfg     oidc2fa.Config // the provider's, for administrators' enrollment links
+	// visidURL is visid's origin as the browser reaches it: the httptest server's, or for a
+	// passkey stack http://localhost and its port.
+	visidURL string
+	passkeys store.Passkeys // the users' passkeys (a passkey stack's only)
+	// carol is a user of a passkey stack who has no factor yet: at visid (userName carol) and at
+	// the app (carolEmail, carolPassword).
+	carol *store.User
 }
 
 // malloryPoints are mallory's points on the farm.
@@ -69,16 +77,49 @@ var malloryPoints = []picture.Point{{X: 120, Y: 650}, {X: 400, Y: 90}, {X: 640, 
 // newPictureStack builds the stack; appFlags are extra flags of the app.
 func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 	t.Helper()
+	return buildPictureStack(t, false, appFlags...)
+}
+
+// carol is the app's and visid's user without a factor of a passkey stack.
+const (
+	carolEmail    = "carol@example.com"
+	carolPassword = "carol's long app password"
+)
+
+// newPasskeyStack builds the stack of newPictureStack with passkeys: tenant demo allows them
+// (store.SecondFactorPictureOrPasskey), the picture login has the passkey store, and visid is
+// at http://localhost and the server's port (WebAuthn takes no IP address as the relying party
+// ID; the server listens on 127.0.0.1, which localhost is). The app and visid also know carol,
+// who has no factor yet.
+func newPasskeyStack(t *testing.T, appFlags ...string) *pictureStack {
+	t.Helper()
+	users := filepath.Join(t.TempDir(), "users")
+	require.NoError(t, os.WriteFile(users, []byte(carolEmail+":"+carolPassword+"\n"), 0o600))
+	return buildPictureStack(t, true, append([]string{"-users", users}, appFlags...)...)
+}
+
+// buildPictureStack builds the stack of newPictureStack, or with passkeys that of
+// newPasskeyStack.
+func buildPictureStack(t *testing.T, passkeys bool, appFlags ...string) *pictureStack {
+	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(t.Output(), nil)).With("side", "visid")
 	mux := http.NewServeMux()
 	v := &visid{srv: httptest.NewServer(mux), users: map[string]*store.User{}}
 	t.Cleanup(v.srv.Close)
-	v.issuer = v.srv.URL + "/oidc/demo"
+	base := v.srv.URL
+	if passkeys {
+		base = "http://localhost:" + strconv.Itoa(v.srv.Listener.Addr().(*net.TCPAddr).Port)
+	}
+	v.issuer = base + "/oidc/demo"
 
 	b := memstore.New().Backend()
 	v.clients = b.Clients
-	require.NoError(t, b.Tenants.Create(ctx, store.Tenant{ID: "demo", DisplayName: "Demo"}))
+	tenant := store.Tenant{ID: "demo", DisplayName: "Demo"}
+	if passkeys {
+		tenant.SecondFactor = store.SecondFactorPictureOrPasskey
+	}
+	require.NoError(t, b.Tenants.Create(ctx, tenant))
 	alice, err := b.Users.Create(ctx, "demo", store.User{UserName: "alice", Active: true,
 		Emails: []store.MultiValue{{Value: "alice@example.com", Primary: true}}})
 	require.NoError(t, err)
@@ -86,13 +127,22 @@ func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 
 	pepper := make([]byte, 32)
 	_, _ = rand.Read(pepper)
-	auth, err := picture.New(picture.Config{
+	pcfg := picture.Config{
 		Credentials: b.Pictures,
 		Peppers:     []picture.Pepper{{ID: "test", Key: pepper}},
 		Images:      picture.BuiltinImages(),
 		Argon2:      picture.Argon2Params{Time: 1, MemoryKiB: 1024, Threads: 1},
 		Logger:      log,
-	})
+	}
+	var carol *store.User
+	if passkeys {
+		pcfg.Passkeys = b.Passkeys
+		carol, err = b.Users.Create(ctx, "demo", store.User{UserName: "carol", Active: true,
+			Emails: []store.MultiValue{{Value: carolEmail, Primary: true}}})
+		require.NoError(t, err)
+		v.users["carol"] = carol
+	}
+	auth, err := picture.New(pcfg)
 	require.NoError(t, err)
 	require.NoError(t, auth.Enroll(ctx, "demo", alice.ID, "harbour", alicePoints))
 	mallory, err := b.Users.Create(ctx, "demo", store.User{UserName: "mallory", Active: true,
@@ -111,15 +161,19 @@ func newPictureStack(t *testing.T, appFlags ...string) *pictureStack {
 		Pushed:        b.Pushed, // the app pushes its sign-in requests
 		Authenticator: auth,
 		Signer:        keys,
-		BaseURL:       v.srv.URL + "/oidc",
+		BaseURL:       base + "/oidc",
 		Logger:        log,
 	}
 	provider, err := oidc2fa.New(cfg)
 	require.NoError(t, err)
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", provider))
 
-	return &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory,
-		users: b.Users, cfg: cfg}
+	s := &pictureStack{v: v, app: startApp(t, v, appFlags...), auth: auth, pics: b.Pictures, alice: alice, mallory: mallory,
+		users: b.Users, cfg: cfg, visidURL: base, carol: carol}
+	if passkeys {
+		s.passkeys = b.Passkeys
+	}
+	return s
 }
 
 // findBrowser returns the path of Chromium (or Chrome). Without one the test skips, or fails

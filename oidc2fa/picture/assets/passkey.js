@@ -18,10 +18,15 @@
 
   var texts = {};
 
-  function say(key) {
+  // say puts the sentence key in the live region, styled as the picture's
+  // notices are: kind "error" for a failure, else "info".
+  function say(key, kind) {
     var notice = byId('passkey-notice');
     if (notice) {
-      notice.textContent = texts[key] || '';
+      var text = texts[key] || '';
+      notice.textContent = text;
+      notice.classList.toggle('error', !!text && kind === 'error');
+      notice.classList.toggle('info', !!text && kind !== 'error');
     }
   }
 
@@ -108,12 +113,26 @@
     return JSON.stringify(out);
   }
 
+  // While the browser asks for the passkey the button is marked busy with
+  // aria-disabled rather than disabled: a disabled button would lose the
+  // focus, and a keyboard or screen reader user their place on the page.
+  function setBusy(button, busy) {
+    if (busy) {
+      button.setAttribute('aria-disabled', 'true');
+    } else {
+      button.removeAttribute('aria-disabled');
+    }
+  }
+
   function start(form, kind, button) {
+    if (button.getAttribute('aria-disabled') === 'true') {
+      return; // one ceremony at a time
+    }
     if (!window.PublicKeyCredential || !navigator.credentials) {
-      say('passkeyUnsupported');
+      say('passkeyUnsupported', 'error');
       return;
     }
-    button.disabled = true;
+    setBusy(button, true);
     say('passkeyWaiting');
     var body = new URLSearchParams();
     body.set('csrf', form.elements.csrf.value);
@@ -139,12 +158,12 @@
       byId('passkey-credential').value = credentialJSON(cred);
       form.submit();
     }).catch(function (err) {
-      button.disabled = false;
+      setBusy(button, false);
       button.focus();
       if (err && (err.name === 'NotAllowedError' || err.name === 'AbortError')) {
         say('passkeyCancelled');
       } else {
-        say('passkeyFailed');
+        say('passkeyFailed', 'error');
       }
     });
   }
