@@ -33,6 +33,9 @@ const (
 type oauthError struct {
 	Code        string
 	Description string
+	// LockedUntil, when set, is sent as locked_until (RFC 3339) with an access_denied
+	// redirect: the second factor is locked until then (Login.FailLocked).
+	LockedUntil time.Time
 }
 
 func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
@@ -128,6 +131,9 @@ func (p *provider) redirectError(w http.ResponseWriter, r *http.Request, redirec
 	}
 	if state != "" {
 		q.Set("state", state)
+	}
+	if !e.LockedUntil.IsZero() {
+		q.Set("locked_until", e.LockedUntil.UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	p.redirect(w, redirectURI, q)
 }

@@ -90,6 +90,8 @@ type Login struct {
 	// the authenticator's reach.
 	subject   string
 	ambiguous bool
+	// pushedOnly: every sign-in of the client is pushed by its backend (RequirePAR).
+	pushedOnly bool
 }
 
 // ClientInfo describes the client of an interaction to the login pages.
@@ -187,7 +189,23 @@ func (l *Login) Succeed(w http.ResponseWriter, r *http.Request, s Success) {
 
 // Fail ends the interaction: the browser is redirected to the client with access_denied.
 func (l *Login) Fail(w http.ResponseWriter, r *http.Request, f Failure) {
-	l.p.fail(w, r, l.in.ID, f, l.ambiguous)
+	l.p.fail(w, r, l.in.ID, f, l.ambiguous, time.Time{})
+}
+
+// FailLocked ends the interaction because the factor is locked until until: the browser is
+// redirected to the client with access_denied, as Fail(Locked) does. A client that must push
+// every sign-in (Config.RequirePAR, or the client's RequirePAR) is also told why and until
+// when: error_description says the second factor is locked, and locked_until gives until
+// (RFC 3339, UTC), so that the application can tell the person when to try again. Only that
+// client's backend, after its own first factor, can start such a sign-in, so the answer tells
+// a stranger nothing; any other client's sign-in can be started by anyone with any login_hint,
+// and a lock (which only an enrolled user gets) would tell who is enrolled, so it hears
+// access_denied alone, as for every failure.
+func (l *Login) FailLocked(w http.ResponseWriter, r *http.Request, until time.Time) {
+	if !l.pushedOnly || l.ambiguous {
+		until = time.Time{}
+	}
+	l.p.fail(w, r, l.in.ID, Locked, l.ambiguous, until)
 }
 
 // loginPath is the path of page rest of interaction in: below /login/ for an authorization
@@ -288,6 +306,7 @@ func (p *provider) login(w http.ResponseWriter, r *http.Request, tenant, id, res
 	l.Languages = p.preferences(r, pageLangOf(r).uiLocales, in.Tenant)
 	if c, err := p.cfg.Clients.Get(ctx, in.Tenant, in.ClientID); err == nil {
 		l.Client = ClientInfo{ID: c.ID, Name: c.Name, Description: c.Description}
+		l.pushedOnly = p.cfg.RequirePAR || c.RequirePAR
 	} else if !errors.Is(err, store.ErrNotFound) {
 		p.internal(w, r, err)
 		return
@@ -425,8 +444,12 @@ func (p *provider) succeed(w http.ResponseWriter, r *http.Request, id string, s 
 
 // fail ends the interaction with access_denied. ambiguous says that its login_hint matched
 // several users: it is logged and counted apart, and answered as any other failure.
-func (p *provider) fail(w http.ResponseWriter, r *http.Request, id string, f Failure, ambiguous bool) {
+func (p *provider) fail(w http.ResponseWriter, r *http.Request, id string, f Failure, ambiguous bool, lockedUntil time.Time) {
 	e := newError(errAccessDenied, "the user did not pass the second factor")
+	if !lockedUntil.IsZero() {
+		e = newError(errAccessDenied, "the second factor is locked after too many failures")
+		e.LockedUntil = lockedUntil
+	}
 	if ambiguous {
 		p.finish(w, r, id, e, f.String()+": "+reasonAmbiguousHint, outcomeAmbiguousHint)
 		return

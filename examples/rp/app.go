@@ -168,6 +168,15 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request) {
 		a.pages.problem(w, r, http.StatusBadRequest, "The picture password was not set up",
 			"visid did not finish setting it up ("+authErr.Code+"). Nothing was changed.")
 		return
+	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied && !authErr.LockedUntil.IsZero():
+		// visid tells a client that pushes every sign-in that the factor is locked, and until
+		// when: only this app's backend, after the password, started this sign-in.
+		a.log.InfoContext(ctx, "second factor locked", "until", authErr.LockedUntil)
+		a.pages.problem(w, r, http.StatusForbidden, "Your picture password is locked",
+			"After too many wrong attempts visid locked your picture password until "+
+				authErr.LockedUntil.UTC().Format("15:04 UTC on 2 January 2006")+
+				". Try again after that, or ask your administrator to unlock it.")
+		return
 	case errors.As(err, &authErr) && authErr.Code == rp.AccessDenied:
 		a.log.InfoContext(ctx, "second factor not passed", "error", authErr.Code)
 		// access_denied is a cancel, wrong pictures or a locked picture password, and visid

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/authtest"
+	"github.com/visid/visid/store"
 )
 
 // signedInAs is the heading of the page of a user who passed both factors.
@@ -229,4 +235,31 @@ func TestSessionCookie(t *testing.T) {
 	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
 	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "form-action 'self' "+v.srv.URL,
 		"the login form's redirect to visid is allowed")
+}
+
+// TestSecondFactorLockedTold: when visid may tell the app that the factor is locked (the app's
+// client must push every sign-in), the app tells the person, and until when; otherwise a lock
+// looks like any failure (TestSecondFactorDenied).
+func TestSecondFactorLockedTold(t *testing.T) {
+	v := newVisid(t, false, func(c *oidc2fa.Config, b store.Backend) { c.Pushed = b.Pushed })
+	_, err := oidc2fa.SetRequirePAR(context.Background(), v.clients, "demo", v.clientID, true)
+	require.NoError(t, err)
+	a := startApp(t, v)
+	b := newBrowser(t)
+
+	p := b.signIn(a, demoEmail, demoPassword)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	before := time.Now()
+	p = b.decide(v, p, "lock", true)
+	assert.Equal(t, http.StatusForbidden, p.status)
+	assert.Contains(t, p.body, "Your picture password is locked")
+	after := time.Now()
+	said := func(at time.Time) bool {
+		return strings.Contains(p.body, "locked your picture password until "+at.Add(authtest.LockFor).UTC().Format("15:04 UTC"))
+	}
+	assert.True(t, said(before) || said(after), "when to try again: %s", p.body) // a minute may turn meanwhile
+	assert.NotContains(t, p.body, "The sign-in was not finished")
+
+	p = b.get(a.url + "/")
+	assert.Contains(t, p.body, loginForm, "not signed in")
 }

@@ -24,6 +24,9 @@ import (
 	"github.com/visid/visid/oidc2fa"
 )
 
+// LockFor is how long the decision "lock" says the factor is locked (Login.FailLocked).
+const LockFor = time.Hour
+
 // Authenticator approves or denies as the test asks, and enrolls whoever presses Enroll.
 type Authenticator struct {
 	// AutoApprove approves the hinted user on the first visit, without a page.
@@ -67,6 +70,7 @@ var page = template.Must(template.New("login").Parse(`<!doctype html>
 <button name="decision" value="approve">Approve</button>
 <button name="decision" value="deny">Deny</button>
 <button name="decision" value="cancel">Cancel</button>
+<button name="decision" value="lock">Lock</button>
 </form></body></html>
 `))
 
@@ -80,6 +84,8 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 		switch {
 		case decision == "cancel":
 			l.Fail(w, r, oidc2fa.Cancelled)
+		case decision == "lock":
+			l.FailLocked(w, r, a.now().Add(LockFor))
 		case decision != "approve" || l.User == nil || !l.User.Active:
 			l.Fail(w, r, oidc2fa.Denied)
 		default:
@@ -96,11 +102,16 @@ func (a *Authenticator) ServeLogin(w http.ResponseWriter, r *http.Request, l *oi
 	})
 }
 
-func (a *Authenticator) approve(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login) {
-	now := time.Now
+// now is the Authenticator's clock.
+func (a *Authenticator) now() time.Time {
 	if a.Now != nil {
-		now = a.Now
+		return a.Now()
 	}
+	return time.Now()
+}
+
+func (a *Authenticator) approve(w http.ResponseWriter, r *http.Request, l *oidc2fa.Login) {
+	now := a.now
 	methods := a.Methods
 	if methods == nil {
 		methods = []string{"test"}

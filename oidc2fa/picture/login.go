@@ -309,7 +309,16 @@ func (a *Authenticator) failAttempt(w http.ResponseWriter, r *http.Request, l *o
 	}
 	if st.Attempts >= a.maxFailures {
 		if locked {
-			l.Fail(w, r, oidc2fa.Locked)
+			var until time.Time
+			if netLocked {
+				until = a.netLockedUntil(store.NetworkFailures{Failures: g.count.Network, LastFailure: a.now()}, a.now())
+			}
+			if userLocked && !g.familiar {
+				if u := a.userLockedUntil(&store.PictureCredential{Networks: g.count.Networks, LastFailure: a.now()}, a.now()); u.After(until) {
+					until = u
+				}
+			}
+			l.FailLocked(w, r, until)
 		} else {
 			l.Fail(w, r, oidc2fa.Denied)
 		}

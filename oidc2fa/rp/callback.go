@@ -122,7 +122,8 @@ func (p *RP) Callback(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	}
 	if q.Has("error") {
 		return nil, &AuthError{Code: q.Get("error"), Description: q.Get("error_description"), URI: q.Get("error_uri"),
-			Enrollment: s.Enroll}
+			LockedUntil: lockedUntil(q),
+			Enrollment:  s.Enroll}
 	}
 	if s.Enroll {
 		return nil, enrollmentEnd(q, s)

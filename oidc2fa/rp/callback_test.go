@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/visid/visid/oidc2fa"
+	"github.com/visid/visid/oidc2fa/authtest"
 	"github.com/visid/visid/oidc2fa/rp"
 )
 
@@ -340,6 +343,33 @@ func TestIDTokenChecks(t *testing.T) {
 			}
 			var ae *rp.AuthError
 			assert.False(t, errors.As(err, &ae))
+		})
+	}
+}
+
+// TestCallbackLockedUntil: a sign-in that ends on a locked factor gives AuthError.LockedUntil to
+// a client that must push its sign-ins, and nothing to any other.
+func TestCallbackLockedUntil(t *testing.T) {
+	for _, pushedOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pushedOnly=%t", pushedOnly), func(t *testing.T) {
+			p := newIDP(t, false, withPAR)
+			if pushedOnly {
+				_, err := oidc2fa.SetRequirePAR(t.Context(), p.backend.Clients, "acme", p.clientID, true)
+				require.NoError(t, err)
+			}
+			e := newRP(t, p, sessionKinds[1].make(t, p.clock.Now))
+			f := e.begin(t)
+			e.authorize(t, f, "lock")
+			_, _, err := e.finish(f, f.cookies, nil)
+			var ae *rp.AuthError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, rp.AccessDenied, ae.Code)
+			if !pushedOnly {
+				assert.True(t, ae.LockedUntil.IsZero(), "told %v", ae.LockedUntil)
+				return
+			}
+			assert.Equal(t, p.clock.Now().Add(authtest.LockFor).UTC().Truncate(time.Second), ae.LockedUntil)
+			assert.Contains(t, ae.Description, "locked")
 		})
 	}
 }

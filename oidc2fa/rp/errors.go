@@ -1,6 +1,10 @@
 package rp
 
-import "errors"
+import (
+	"errors"
+	"net/url"
+	"time"
+)
 
 // The reasons Callback refuses a callback, matchable with errors.Is. The error Callback returns
 // wraps one of them (or is an *AuthError), together with the cause; an error matching none of
@@ -69,6 +73,25 @@ type AuthError struct {
 	// Enrollment reports that the error ended an enrollment that EnrollURL started (the user
 	// cancelled it, for instance), not a sign-in.
 	Enrollment bool
+	// LockedUntil is set when the sign-in ended on a locked second factor: visid says so, and
+	// until when, to a client that must push every sign-in (the client's RequirePAR, or the
+	// provider's), whose sign-ins only its backend starts after the first factor. The
+	// application may tell the person when to try again. Zero for every other error, and for
+	// a lock of any other client's sign-in (that answer would tell a stranger who is enrolled).
+	LockedUntil time.Time
+}
+
+// lockedUntil reads the locked_until of an access_denied callback: zero when absent or not a
+// time.
+func lockedUntil(q url.Values) time.Time {
+	if q.Get("error") != AccessDenied {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, q.Get("locked_until"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 func (e *AuthError) Error() string {
