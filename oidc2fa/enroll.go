@@ -91,10 +91,7 @@ func (e *Enrollment) Path(rest string) string { return e.p.loginPath(e.in, rest)
 
 // SaveState stores state for the enrollment; later requests see it as Enrollment.State.
 func (e *Enrollment) SaveState(ctx context.Context, state []byte) error {
-	in, err := e.p.cfg.Interactions.Update(ctx, e.in.ID, func(in *store.Interaction) error {
-		in.AuthState = append([]byte(nil), state...)
-		return nil
-	})
+	in, err := e.p.updateState(ctx, e.in.ID, func([]byte) ([]byte, error) { return state, nil })
 	if err != nil {
 		return err
 	}
@@ -108,14 +105,7 @@ func (e *Enrollment) SaveState(ctx context.Context, state []byte) error {
 // what the one before stored, so an enroller can let only the first of them store the factor.
 // A missing enrollment (ended by another request) is store.ErrNotFound.
 func (e *Enrollment) UpdateState(ctx context.Context, fn func(state []byte) ([]byte, error)) error {
-	in, err := e.p.cfg.Interactions.Update(ctx, e.in.ID, func(in *store.Interaction) error {
-		state, err := fn(append([]byte(nil), in.AuthState...))
-		if err != nil {
-			return err
-		}
-		in.AuthState = append([]byte(nil), state...)
-		return nil
-	})
+	in, err := e.p.updateState(ctx, e.in.ID, fn)
 	if err != nil {
 		return err
 	}

@@ -145,10 +145,7 @@ func (l *Login) Path(rest string) string { return l.p.loginPath(l.in, rest) }
 
 // SaveState stores state for the interaction; later requests see it as Login.State.
 func (l *Login) SaveState(ctx context.Context, state []byte) error {
-	in, err := l.p.cfg.Interactions.Update(ctx, l.in.ID, func(in *store.Interaction) error {
-		in.AuthState = append([]byte(nil), state...)
-		return nil
-	})
+	in, err := l.p.updateState(ctx, l.in.ID, func([]byte) ([]byte, error) { return state, nil })
 	if err != nil {
 		return err
 	}
@@ -162,7 +159,19 @@ func (l *Login) SaveState(ctx context.Context, state []byte) error {
 // each fn sees what the one before stored, so an authenticator can let a one-time value (a
 // challenge) be taken by one request only. A missing interaction is store.ErrNotFound.
 func (l *Login) UpdateState(ctx context.Context, fn func(state []byte) ([]byte, error)) error {
-	in, err := l.p.cfg.Interactions.Update(ctx, l.in.ID, func(in *store.Interaction) error {
+	in, err := l.p.updateState(ctx, l.in.ID, fn)
+	if err != nil {
+		return err
+	}
+	l.in, l.State = in, in.AuthState
+	return nil
+}
+
+// updateState changes the authenticator's state of interaction id atomically with fn, and
+// returns the interaction as stored: the one home of SaveState and UpdateState of Login and
+// Enrollment.
+func (p *provider) updateState(ctx context.Context, id string, fn func(state []byte) ([]byte, error)) (*store.Interaction, error) {
+	return p.cfg.Interactions.Update(ctx, id, func(in *store.Interaction) error {
 		state, err := fn(append([]byte(nil), in.AuthState...))
 		if err != nil {
 			return err
@@ -170,11 +179,6 @@ func (l *Login) UpdateState(ctx context.Context, fn func(state []byte) ([]byte, 
 		in.AuthState = append([]byte(nil), state...)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	l.in, l.State = in, in.AuthState
-	return nil
 }
 
 // Succeed ends the interaction: the provider issues a code for s.Subject and redirects the

@@ -273,7 +273,7 @@ func (a *Authenticator) passkeyAttempt(w http.ResponseWriter, r *http.Request, l
 	}
 	if reason == "" {
 		err := a.passkeys.Use(ctx, l.Tenant, l.Subject, used.ID, store.PasskeyUse{
-			SignCount: used.SignCount, BackupState: used.BackupState, At: now, OldSignCount: used.oldSignCount()})
+			SignCount: used.SignCount, BackupState: used.BackupState, At: now, OldSignCount: used.old})
 		switch {
 		case errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
 			reason = "the passkey was used or removed meanwhile"
@@ -305,8 +305,6 @@ type usedPasskey struct {
 	store.Passkey
 	old uint32
 }
-
-func (u *usedPasskey) oldSignCount() uint32 { return u.old }
 
 // verifyAssertion checks an assertion against the challenge data: the passkey must be one the
 // sign-in's user holds, the signature good over this challenge, at the provider's origin and
